@@ -1,0 +1,96 @@
+"""Write data/sample/: this project's own documentation in five formats, for the demo command.
+
+    .venv/bin/python scripts/make_sample.py
+
+README.md -> README.txt, docs/architecture.md -> architecture.md, docs/cli.md -> cli.pdf,
+docs/faq.md -> faq.html, docs/glossary.md -> glossary.docx. Needs fpdf2 (a test extra) and python-docx.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "data" / "sample"
+
+
+def blocks(markdown: str) -> list[tuple[str, str]]:
+    """Markdown as (kind, text) blocks: heading, code or paragraph; enough for our own docs."""
+    out: list[tuple[str, str]] = []
+    for chunk in re.split(r"\n\s*\n", markdown.strip()):
+        if chunk.startswith("#"):
+            out.append(("heading", chunk.lstrip("#").strip()))
+        elif chunk.startswith(("    ", "```", "|")):
+            out.append(("code", chunk.strip("`\n")))
+        else:
+            out.append(("paragraph", " ".join(chunk.split())))
+    return out
+
+
+def to_html(markdown: str) -> str:
+    parts = []
+    title = ""
+    for kind, text in blocks(markdown):
+        esc = html.escape(text)
+        if kind == "heading":
+            title = title or esc
+            parts.append(f"<h2>{esc}</h2>")
+        elif kind == "code":
+            parts.append(f"<pre>{esc}</pre>")
+        else:
+            parts.append(f"<p>{esc}</p>")
+    return f"<!doctype html><html><head><title>{title}</title></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
+
+
+def to_pdf(markdown: str, path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_margins(15, 15)
+    pdf.add_page()
+    for kind, text in blocks(markdown):
+        # The core PDF fonts are Latin-1 only.
+        text = text.encode("latin-1", "replace").decode("latin-1")
+        if kind == "heading":
+            pdf.set_font("Helvetica", "B", 13)
+            pdf.multi_cell(0, 7, text)
+        elif kind == "code":
+            pdf.set_font("Courier", size=8)
+            pdf.multi_cell(0, 4, text)
+        else:
+            pdf.set_font("Helvetica", size=10)
+            pdf.multi_cell(0, 5, text)
+        pdf.ln(2)
+    pdf.set_title("searchapp command line")
+    pdf.output(str(path))
+
+
+def to_docx(markdown: str, path: Path) -> None:
+    from docx import Document
+
+    doc = Document()
+    for kind, text in blocks(markdown):
+        if kind == "heading":
+            doc.add_heading(text, level=1)
+        else:
+            for line in text.split("\n"):
+                doc.add_paragraph(line)
+    doc.save(str(path))
+
+
+def main() -> None:
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    OUT.mkdir(parents=True)
+    (OUT / "README.txt").write_text((ROOT / "README.md").read_text())
+    shutil.copy(ROOT / "docs" / "architecture.md", OUT / "architecture.md")
+    to_pdf((ROOT / "docs" / "cli.md").read_text(), OUT / "cli.pdf")
+    (OUT / "faq.html").write_text(to_html((ROOT / "docs" / "faq.md").read_text()))
+    to_docx((ROOT / "docs" / "glossary.md").read_text(), OUT / "glossary.docx")
+
+
+if __name__ == "__main__":
+    main()

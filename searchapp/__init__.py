@@ -1,0 +1,47 @@
+"""searchapp: semantic search over your documents with BERT-layer embeddings, BM25 and hybrid ranking.
+
+Public API::
+
+    from searchapp import Index
+    hits = Index(".searchapp").search("how are passages split?", k=5)
+"""
+
+from __future__ import annotations
+
+from searchapp.config import IndexConfig
+from searchapp.encode.encoder import Encoder
+from searchapp.errors import (
+    ConfigError,
+    EncoderMismatchError,
+    IndexLockedError,
+    IndexNotFoundError,
+    LoadError,
+    ModelLoadError,
+    SchemaError,
+    SearchappError,
+)
+from searchapp.index import Index, IndexStats
+from searchapp.ingest.pipeline import IngestSummary
+from searchapp.types import Document, Hit, Span
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Document",
+    "Encoder",
+    "EncoderMismatchError",
+    "Hit",
+    "Index",
+    "IndexConfig",
+    "IndexLockedError",
+    "IndexNotFoundError",
+    "IndexStats",
+    "IngestSummary",
+    "LoadError",
+    "ModelLoadError",
+    "SchemaError",
+    "SearchappError",
+    "Span",
+    "__version__",
+]

@@ -1,0 +1,3 @@
+from searchapp.cli import main
+
+main()

@@ -1,0 +1,158 @@
+"""Command line: each command parses, makes one library call, renders. Errors become one line and exit 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from searchapp.errors import SearchappError
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Semantic search over a folder of documents: ingest it, then query it.",
+)
+
+IndexOpt = Annotated[
+    Path,
+    typer.Option("--index", "-i", envvar="SEARCHAPP_INDEX", help="Index folder.", show_default=True),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
+DEFAULT_INDEX = Path(".searchapp")
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Expected failures end as one line on stderr and exit status 1, never a traceback."""
+    try:
+        yield
+    except SearchappError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _emit_json(obj: Any) -> None:
+    typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def _display_path(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="File or folder to index (recursively).")],
+    index: IndexOpt = DEFAULT_INDEX,
+    include: Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name or local model folder (new index).")] = None,
+    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (new index): mean, cls.")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
+    ] = None,
+    overlap: Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add new files, replace changed ones and remove deleted ones; prints a summary."""
+    from searchapp.index import Index
+
+    with _errors():
+        if not path.exists():  # before creating an index for nothing
+            raise SearchappError(f"{path}: no such file or folder")
+        ix = Index.open_or_create(index, model=model, pooling=pooling, max_tokens=max_tokens, overlap=overlap)
+        with ix, _progress(quiet=False) as progress:
+            summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress)
+    for failed_path, reason in summary.failures:
+        typer.echo(f"warning: {_display_path(failed_path)}: {reason}", err=True)
+    if as_json:
+        _emit_json(summary.to_dict())
+    else:
+        typer.echo(
+            f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
+            f"removed {summary.removed}, failed {summary.failed}; "
+            f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
+        )
+    seen = summary.added + summary.updated + summary.unchanged + summary.failed
+    if summary.failed and summary.failed == seen:
+        typer.echo("error: no file could be ingested", err=True)
+        raise typer.Exit(1)
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr, created on the first callback (when the number of files is known)."""
+    import click
+
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if quiet:
+            return
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label="ingesting", file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["bar"].pos)
+
+    try:
+        yield update
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(help="The question or keywords.")],
+    index: IndexOpt = DEFAULT_INDEX,
+    k: Annotated[int, typer.Option("--k", "-k", help="Number of hits.")] = 10,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or lexical.")] = "hybrid",
+    alpha: Annotated[float | None, typer.Option(help="Hybrid weight of the dense side (index default).")] = None,
+    k0: Annotated[int | None, typer.Option(help="Hybrid candidates taken from each side (index default).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rank passages for a question."""
+    from searchapp.index import Index
+
+    with _errors(), Index(index) as ix:
+        hits = ix.search(text, k=k, mode=mode, alpha=alpha, k0=k0)
+        if not hits and ix.meta.counts()[1] == 0:
+            raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
+    if as_json:
+        _emit_json({"query": text, "mode": mode, "hits": [h.to_dict() for h in hits]})
+        return
+    if not hits:
+        typer.echo("no results")
+        return
+    for h in hits:
+        snippet = " ".join(h.text.split())
+        snippet = snippet[:157] + "..." if len(snippet) > 160 else snippet
+        typer.echo(f"{h.rank:>3}  {h.score:.3f}  {_display_path(h.path)}")
+        typer.echo(f"     {snippet}")
+
+
+@app.command()
+def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
+    """Documents, passages, encoder and size of an index."""
+    from searchapp.index import Index
+
+    with _errors(), Index(index) as ix:
+        stats = ix.stats()
+    if as_json:
+        _emit_json(stats.to_dict())
+        return
+    for key, value in stats.to_dict().items():
+        typer.echo(f"{key:>15}: {value}")
+
+
+def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
+    app()

@@ -1,0 +1,84 @@
+"""Index configuration: what the index was built with, saved in its database and used for every query."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from searchapp.encode.models import DEFAULT_MODEL, canonical_name
+from searchapp.encode.pooling import get_pooling
+from searchapp.errors import ConfigError, EncoderMismatchError
+from searchapp.ingest.splitter import SplitterConfig
+
+MODES = ("hybrid", "dense", "lexical")
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Settings fixed when an index is created (encoder, splitter) and ranking defaults (fusion).
+
+    ``dimension`` is 0 until the encoder has been loaded once.
+    """
+
+    model: str = DEFAULT_MODEL
+    pooling: str = "mean"
+    pooling_params: dict[str, Any] = field(default_factory=dict)
+    dimension: int = 0
+    max_tokens: int = 256
+    overlap: int = 0
+    max_chars: int = 4000
+    alpha: float = 0.5
+    k0: int = 100
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", canonical_name(self.model))
+        get_pooling(self.pooling, **self.pooling_params)
+        _ = self.splitter  # builds (so validates) the splitter settings
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.k0 < 1:
+            raise ConfigError(f"k0 must be at least 1, got {self.k0}")
+
+    @property
+    def splitter(self) -> SplitterConfig:
+        """The passage splitter's settings."""
+        return SplitterConfig(max_tokens=self.max_tokens, overlap=self.overlap, max_chars=self.max_chars)
+
+    def to_settings(self) -> dict[str, str]:
+        """Key -> JSON text rows for the settings table."""
+        return {k: json.dumps(v, sort_keys=True) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_settings(cls, rows: dict[str, str]) -> IndexConfig:
+        """Rebuild from settings rows; unknown keys (from newer versions) are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: json.loads(v) for k, v in rows.items() if k in names})
+
+    def with_dimension(self, dimension: int) -> IndexConfig:
+        """A copy with the encoder's dimension recorded."""
+        return replace(self, dimension=dimension)
+
+    def check_encoder(self, model: str | None, pooling: str | None, params: dict[str, Any] | None) -> None:
+        """Refuse an encoder other than the one the index was built with (``None`` means "as built")."""
+        if pooling is not None:
+            get_pooling(pooling, **(params or {}))
+        asked = {
+            "model": canonical_name(model) if model is not None else self.model,
+            "pooling": pooling if pooling is not None else self.pooling,
+            "pooling_params": params if params is not None else self.pooling_params,
+        }
+        built = {"model": self.model, "pooling": self.pooling, "pooling_params": self.pooling_params}
+        if asked != built:
+            diff = ", ".join(f"{k} {built[k]!r} (asked {asked[k]!r})" for k in built if asked[k] != built[k])
+            raise EncoderMismatchError(
+                f"this index was built with {diff}; vectors from another encoder are not comparable: "
+                "use a new --index or re-create this one"
+            )
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if it is a ranking mode, else ``ConfigError`` listing the valid ones."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
+    return mode

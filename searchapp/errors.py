@@ -1,0 +1,43 @@
+"""Typed errors raised by the library. Only the CLI turns them into messages and exit codes."""
+
+from __future__ import annotations
+
+
+class SearchappError(Exception):
+    """Base class of every error the library raises on purpose."""
+
+
+class ConfigError(SearchappError):
+    """An invalid setting or an unknown name (model, pooling, fusion, mode)."""
+
+
+class LoadError(SearchappError):
+    """A file could not be read or parsed into text.
+
+    Carries the path so that callers can report "<path>: <reason>" on one line.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class IndexNotFoundError(SearchappError):
+    """No index exists at the given location."""
+
+
+class EncoderMismatchError(SearchappError):
+    """The requested encoder differs from the one the index was built with."""
+
+
+class SchemaError(SearchappError):
+    """The index database has a schema this version cannot open or upgrade."""
+
+
+class IndexLockedError(SearchappError):
+    """Another process is writing to the index."""
+
+
+class ModelLoadError(SearchappError):
+    """Model weights or tokenizer could not be loaded."""

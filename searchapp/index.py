@@ -1,0 +1,247 @@
+"""``Index``: a self-describing folder holding the database, the vector file and a write lock."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from searchapp.config import IndexConfig
+from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
+from searchapp.store.metadata import MetadataStore
+
+if TYPE_CHECKING:
+    from searchapp.ingest.pipeline import IngestSummary, Progress
+    from searchapp.store.vectors import VectorStore
+    from searchapp.types import Hit
+
+DB_NAME = "index.db"
+VECTORS_NAME = "vectors.faiss"
+LOCK_NAME = "write.lock"
+_ENCODER_KEYS = ("model", "pooling", "pooling_params")
+
+
+class EncoderLike(Protocol):
+    """What the index needs of an encoder (tests pass a deterministic fake)."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What ``searchapp status`` reports."""
+
+    path: str
+    documents: int
+    passages: int
+    model: str
+    pooling: str
+    pooling_params: dict[str, Any]
+    dimension: int
+    max_tokens: int
+    alpha: float
+    k0: int
+    disk_bytes: int
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return dict(self.__dict__)
+
+
+class Index:
+    """Open an index folder (``create=True`` makes it if missing).
+
+    ``config`` gives the settings for a new index; for an existing one it must name the same encoder and
+    splitter, or ``EncoderMismatchError`` / ``ConfigError`` is raised. ``encoder`` replaces the configured one
+    (tests use a fake).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ".searchapp",
+        *,
+        create: bool = False,
+        config: IndexConfig | None = None,
+        encoder: EncoderLike | None = None,
+    ) -> None:
+        self.path = Path(path)
+        db = self.path / DB_NAME
+        if not db.exists():
+            if not create:
+                raise IndexNotFoundError(
+                    f"no index at {self.path}: create one with `searchapp ingest FOLDER --index {self.path}`"
+                )
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.meta = MetadataStore(db)
+        rows = self.meta.settings()
+        if rows:
+            self.config = IndexConfig.from_settings(rows)
+            if config is not None:
+                self.config.check_encoder(config.model, config.pooling, config.pooling_params)
+                if config.splitter != self.config.splitter:
+                    raise ConfigError(
+                        f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
+                    )
+        else:
+            self.config = config or IndexConfig()
+            self.meta.put_settings(self.config.to_settings())
+        self._encoder = encoder
+        self._vectors: VectorStore | None = None
+        self._lock: IO[str] | None = None
+
+    @classmethod
+    def open_or_create(
+        cls,
+        path: str | os.PathLike[str] = ".searchapp",
+        *,
+        encoder: EncoderLike | None = None,
+        **settings: Any,
+    ) -> Index:
+        """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` fields).
+
+        A setting that is ``None`` means "as the index was built" (or the default for a new index); a setting
+        that differs from an existing index's raises ``EncoderMismatchError`` or ``ConfigError``.
+        """
+        given = {k: v for k, v in settings.items() if v is not None}
+        if not (Path(path) / DB_NAME).exists():
+            return cls(path, create=True, config=IndexConfig(**given), encoder=encoder)
+        index = cls(path, encoder=encoder)
+        built = index.config
+        try:
+            built.check_encoder(given.get("model"), given.get("pooling"), given.get("pooling_params"))
+            differ = [k for k, v in given.items() if k not in _ENCODER_KEYS and getattr(built, k) != v]
+            if differ:
+                raise ConfigError(
+                    "this index was built with "
+                    + ", ".join(f"{k}={getattr(built, k)!r} (asked {given[k]!r})" for k in differ)
+                )
+        except BaseException:
+            index.close()
+            raise
+        return index
+
+    # -- parts, loaded on first use -------------------------------------------------------------------
+
+    @property
+    def encoder(self) -> EncoderLike:
+        """The index's encoder (loads the model on first use)."""
+        if self._encoder is None:
+            from searchapp.encode.encoder import Encoder
+
+            c = self.config
+            self._encoder = Encoder(model=c.model, pooling=c.pooling, pooling_params=c.pooling_params)
+        return self._encoder
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The FAISS store, rebuilt from the database if the file is missing or stale."""
+        if self._vectors is None:
+            from searchapp.store.vectors import VectorStore
+
+            if self.config.dimension == 0:
+                self.config = self.config.with_dimension(self.encoder.dimension)
+                self.meta.put_settings(self.config.to_settings())
+            store = VectorStore(self.path / VECTORS_NAME, self.config.dimension)
+            n, top = self.meta.id_summary()
+            ids = store.ids()
+            if store.count != n or (n and int(ids.max()) != top):
+                store.rebuild(self.meta.vectors(self.config.dimension))
+            self._vectors = store
+            if store.dirty:
+                self._save_if_unlocked()
+        return self._vectors
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """Word-piece character offsets of ``texts`` with the model's tokenizer (for the splitter)."""
+        return token_offsets(load_tokenizer(self.config.model), texts)
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the index's write lock; a second writer gets ``IndexLockedError`` at once."""
+        fh = open(self.path / LOCK_NAME, "a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            fh.close()
+            raise IndexLockedError(f"{self.path}: another process is writing to this index") from exc
+        self._lock = fh
+        try:
+            yield
+        finally:
+            self._lock = None
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fh.close()
+
+    def ingest(
+        self,
+        root: str | os.PathLike[str],
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        progress: Progress | None = None,
+    ) -> IngestSummary:
+        """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it."""
+        from searchapp.ingest.pipeline import Ingest
+
+        with self.writing():
+            return Ingest(self, progress).run(Path(root), include, exclude)
+
+    def save_vectors(self) -> None:
+        """Persist the vector file if it changed (the caller holds the write lock)."""
+        if self._vectors is not None and self._vectors.dirty:
+            self._vectors.save()
+
+    def _save_if_unlocked(self) -> None:
+        if self._lock is not None:
+            self.save_vectors()
+            return
+        with contextlib.suppress(IndexLockedError), self.writing():
+            self.save_vectors()
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "hybrid",
+        *,
+        alpha: float | None = None,
+        k0: int | None = None,
+    ) -> list[Hit]:
+        """Rank passages for ``query``; see :func:`searchapp.query.engine.search`."""
+        from searchapp.query.engine import search
+
+        return search(self, query, k=k, mode=mode, alpha=alpha, k0=k0)
+
+    def stats(self) -> IndexStats:
+        """Counts, encoder and size on disk."""
+        docs, passages = self.meta.counts()
+        c = self.config
+        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        return IndexStats(
+            path=str(self.path.absolute()), documents=docs, passages=passages, model=c.model,
+            pooling=c.pooling, pooling_params=c.pooling_params, dimension=c.dimension,
+            max_tokens=c.max_tokens, alpha=c.alpha, k0=c.k0, disk_bytes=size,
+        )
+
+    def close(self) -> None:
+        """Release the database."""
+        self.meta.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Turning files on disk into documents."""

@@ -1,0 +1,340 @@
+"""Turn files into :class:`~searchapp.types.Document` objects, and find the files worth loading.
+
+Every loaded text has its line endings normalised to ``"\\n"``: passage offsets are into that normalised
+text, not into the bytes on disk. Parsers (pypdf, python-docx, BeautifulSoup, charset_normalizer) are imported
+inside the functions that use them so that importing this module, and thus ``searchapp --help``, stays cheap.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import hashlib
+import io
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from searchapp.errors import LoadError
+from searchapp.types import Document
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
+    from docx.document import Document as DocxDocument
+    from docx.text.paragraph import Paragraph
+
+
+@dataclass(frozen=True)
+class LoadedText:
+    """What a loader extracts from a file: its text and, when the format names one, its title."""
+
+    text: str
+    title: str | None
+
+
+Loader = Callable[[Path, bytes], LoadedText]
+
+_REGISTRY: dict[str, Loader] = {}
+
+
+def register(*suffixes: str) -> Callable[[Loader], Loader]:
+    """Decorator registering a loader for the given suffixes (e.g. ``".md"``); a later registration wins."""
+    if not suffixes or any(not s.startswith(".") or len(s) < 2 for s in suffixes):
+        raise ValueError(f"suffixes must look like '.ext', got {suffixes!r}")
+
+    def decorator(loader: Loader) -> Loader:
+        for suffix in suffixes:
+            _REGISTRY[suffix.lower()] = loader
+        return loader
+
+    return decorator
+
+
+def loader_for(path: Path) -> Loader | None:
+    """The loader for ``path``'s suffix (compared lower-case), or ``None`` when no loader claims it."""
+    return _REGISTRY.get(path.suffix.lower())
+
+
+def supported_suffixes() -> list[str]:
+    """The registered suffixes, sorted."""
+    return sorted(_REGISTRY)
+
+
+_SNIFF_BYTES = 8192
+# C0 controls and DEL, minus the whitespace ones and ESC (ANSI colour codes are common in log files).
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
+_MAX_CONTROL_SHARE = 0.10
+# UTF-32 first: its little-endian BOM starts with the UTF-16 one. The codecs consume the BOM themselves.
+_WIDE_BOMS = {
+    "utf-32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE),
+    "utf-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
+}
+# charset_normalizer's "chaos" scores for short Western European text are nearly tied between cp1252 and
+# cp1250/cp1257 and it often picks the wrong one ("très" -> "trčs"); within this margin cp1252 wins.
+_CP1252_MARGIN = 0.1
+_ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HIDDEN_HTML_TAGS = ["script", "style", "noscript", "template", "title"]
+_BLOCK_HTML_TAGS = frozenset(
+    "address article aside blockquote body caption dd details dialog div dl dt fieldset figcaption figure"
+    " footer form h1 h2 h3 h4 h5 h6 header hr html li main nav ol p pre section summary table tbody td tfoot"
+    " th thead tr ul".split()
+)
+_SPACES = re.compile(r"\s+")
+_DOCX_HEADINGS = ("Heading", "Title")
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Decode a text file's bytes to ``str`` with ``"\\r\\n"`` and ``"\\r"`` normalised to ``"\\n"``.
+
+    A UTF-8 BOM is dropped; strict UTF-8 is tried first, then charset_normalizer's guess, then cp1252 with
+    replacement characters. Raises :class:`LoadError` for content that looks binary.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    # UTF-16/32 text is full of NUL bytes, so it must be recognised before the binary check rejects it.
+    for encoding, boms in _WIDE_BOMS.items():
+        if data.startswith(boms):
+            try:
+                return _normalise_newlines(data.decode(encoding))
+            except UnicodeDecodeError:
+                break
+    sample = data[:_SNIFF_BYTES]
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    if b"\x00" in sample or controls > _MAX_CONTROL_SHARE * len(sample):
+        raise LoadError(path, "binary content, not text")
+    try:
+        return _normalise_newlines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None:
+        return _normalise_newlines(data.decode("cp1252", errors="replace"))
+    near = (m for m in matches if m.encoding == "cp1252" and m.chaos <= best.chaos + _CP1252_MARGIN)
+    return _normalise_newlines(str(next(near, best)))
+
+
+@contextmanager
+def _parser_errors(path: str, reason: str) -> Iterator[None]:
+    """Turn what a third-party parser raises on malformed input into a one-line :class:`LoadError`.
+
+    Wraps library calls only: parsers raise arbitrary types (KeyError, struct.error, zlib.error, ...) on bad
+    input, so there is no narrower net. MemoryError says nothing about the file and is let through.
+    """
+    try:
+        yield
+    except (LoadError, MemoryError):
+        raise
+    except Exception as exc:
+        message = str(exc).strip()
+        detail = message.splitlines()[0][:200] if message else type(exc).__name__
+        raise LoadError(path, f"{reason} ({detail})") from exc
+
+
+def _clean_title(title: object) -> str | None:
+    return (" ".join(title.split()) or None) if isinstance(title, str) else None
+
+
+@register(".txt")
+def _load_txt(path: Path, data: bytes) -> LoadedText:
+    return LoadedText(decode_text(data, str(path)), None)
+
+
+@register(".md", ".markdown")
+def _load_markdown(path: Path, data: bytes) -> LoadedText:
+    text = decode_text(data, str(path))
+    fence: str | None = None
+    for line in text.split("\n"):
+        # A "# comment" inside a fenced shell snippet is not a heading.
+        if marker := _FENCE.match(line):
+            opened = marker.group(1)
+            if fence is None:
+                fence = opened
+            elif opened[0] == fence[0] and len(opened) >= len(fence):
+                fence = None
+        elif fence is None and (heading := _ATX_H1.match(line)):
+            return LoadedText(text, _clean_title(heading.group(1)))
+    return LoadedText(text, None)
+
+
+@register(".html", ".htm")
+def _load_html(path: Path, data: bytes) -> LoadedText:
+    from bs4 import BeautifulSoup
+
+    text = decode_text(data, str(path))
+    with _parser_errors(str(path), "cannot parse HTML"):
+        soup = BeautifulSoup(text, "html.parser")
+    titles = (_clean_title(tag.get_text()) for tag in (soup.title, soup.find("h1")) if tag is not None)
+    title = next((t for t in titles if t), None)
+    # <title> is dropped too: it is not page content, and it is already kept as the title.
+    for tag in soup.find_all(_HIDDEN_HTML_TAGS):
+        tag.decompose()
+    return LoadedText(_html_visible_text(soup), title)
+
+
+def _html_visible_text(soup: BeautifulSoup) -> str:
+    """Text as a browser lays it out, roughly: blocks on their own lines, whitespace collapsed elsewhere."""
+    from bs4.element import NavigableString, PageElement, PreformattedString, Tag
+
+    pieces: list[str] = []
+    # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
+    # ``None`` marks the end of a block element.
+    stack: list[PageElement | None] = [soup]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            pieces.append("\n")
+        elif isinstance(node, Tag):
+            if node.name == "br":
+                pieces.append("\n")
+            elif node.name == "pre":
+                pieces.append(f"\n{node.get_text()}\n")
+            else:
+                if node.name in _BLOCK_HTML_TAGS:
+                    pieces.append("\n")
+                    stack.append(None)
+                stack.extend(reversed(node.contents))
+        elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
+            # PreformattedString covers comments, doctypes, CDATA and processing instructions.
+            pieces.append(_SPACES.sub(" ", str(node)))
+    lines = [line.strip() for line in _normalise_newlines("".join(pieces)).split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+@register(".pdf")
+def _load_pdf(path: Path, data: bytes) -> LoadedText:
+    from pypdf import PasswordType, PdfReader
+    from pypdf.errors import DependencyError
+
+    name = str(path)
+    with _parser_errors(name, "broken PDF"):
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            # Many PDFs are "encrypted" only to restrict printing/copying and open with the empty password.
+            try:
+                opened = reader.decrypt("") != PasswordType.NOT_DECRYPTED
+            except DependencyError as exc:
+                raise LoadError(name, "encrypted PDF (reading it needs the 'cryptography' package)") from exc
+            if not opened:
+                raise LoadError(name, "encrypted PDF")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        metadata = reader.metadata
+        title = metadata.title if metadata is not None else None
+    if not any(page.strip() for page in pages):
+        raise LoadError(name, "no text layer (scanned PDF?)")
+    return LoadedText(_normalise_newlines("\n\n".join(pages)), _clean_title(title))
+
+
+@register(".docx")
+def _load_docx(path: Path, data: bytes) -> LoadedText:
+    import docx
+
+    name = str(path)
+    with _parser_errors(name, "not a valid DOCX file"):
+        document = docx.Document(io.BytesIO(data))
+    with _parser_errors(name, "cannot read DOCX"):
+        paragraphs = [(p.text, p.style.name if p.style else None) for p in _docx_paragraphs(document)]
+        core_title = document.core_properties.title
+    headings = (
+        text for text, style in paragraphs if text.strip() and (style or "").startswith(_DOCX_HEADINGS)
+    )
+    text = "\n".join(text for text, _ in paragraphs)
+    return LoadedText(_normalise_newlines(text), _clean_title(next(headings, core_title)))
+
+
+def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:
+    """Body paragraphs in document order, with table cells (nested tables too) flattened in place."""
+    from docx.table import Table
+
+    stack: list[Paragraph | Table] = list(reversed(list(document.iter_inner_content())))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Table):
+            inner: list[Paragraph | Table] = []
+            # A merged cell is returned once per grid column it spans; its text must appear once.
+            seen: set[object] = set()
+            for row in item.rows:
+                for cell in row.cells:
+                    if cell._tc not in seen:
+                        seen.add(cell._tc)
+                        inner.extend(cell.iter_inner_content())
+            stack.extend(reversed(inner))
+        else:
+            yield item
+
+
+def load_document(path: Path) -> Document:
+    """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot."""
+    name = str(path)
+    # Checked before reading so that a large unsupported file is never read.
+    loader = loader_for(path)
+    if loader is None:
+        suffix = f"'{path.suffix.lower()}'" if path.suffix else "(no suffix)"
+        raise LoadError(name, f"unsupported file type {suffix}")
+    try:
+        # Opening a FIFO or device would block or never end; only regular files are read.
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise LoadError(name, "not a regular file")
+        with path.open("rb") as handle:
+            # fstat on the open handle so that size and mtime describe the bytes actually read.
+            info = os.fstat(handle.fileno())
+            data = handle.read()
+    except OSError as exc:
+        raise LoadError(name, f"cannot read: {exc.strerror or exc}") from exc
+    if not data:
+        raise LoadError(name, "empty file")
+    loaded = loader(path, data)
+    # Normalised again so that every loader, including ones registered elsewhere, gives "\n"-only offsets.
+    text = _normalise_newlines(loaded.text)
+    if not text.strip():
+        raise LoadError(name, "no text")
+    title = _clean_title(loaded.title) or path.stem
+    digest = hashlib.sha256(data).hexdigest()
+    return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest)
+
+
+def _selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    def matches(pattern: str) -> bool:
+        return fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)
+
+    return (not include or any(map(matches, include))) and not any(map(matches, exclude))
+
+
+def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Iterator[Path]:
+    """Yield the absolute paths of loadable files under ``root``, in sorted order.
+
+    Hidden files and directories (name starting with ``"."``) are skipped; symlinked directories are not
+    followed (so no symlink loops), symlinked files are yielded. ``include``/``exclude`` are fnmatch patterns
+    tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
+    matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
+    loader claims it. Raises :class:`LoadError` when ``root`` does not exist.
+    """
+    base = Path(os.path.abspath(root))
+    if base.is_file():
+        if loader_for(base) is not None:
+            yield base
+        return
+    if not base.is_dir():
+        raise LoadError(str(root), "no such file or directory")
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        # Pruning in place is how os.walk is told not to descend.
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        directory = Path(dirpath)
+        for filename in sorted(filenames):
+            path = directory / filename
+            if filename.startswith(".") or loader_for(path) is None:
+                continue
+            if _selected(path.relative_to(base).as_posix(), filename, include, exclude):
+                yield path

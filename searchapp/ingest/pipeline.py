@@ -1,0 +1,159 @@
+"""Synchronising a folder into an index: load -> split -> encode -> store, only for what changed."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from searchapp.errors import LoadError, SearchappError
+from searchapp.ingest.loaders import load_document, walk
+from searchapp.ingest.splitter import split
+from searchapp.store.metadata import NewDocument, StoredDocument
+from searchapp.types import Document, Span
+
+if TYPE_CHECKING:
+    from searchapp.index import Index
+
+Progress = Callable[[int, int], None]
+# Encode and commit once this many passages are pending: big enough for efficient batches and transactions,
+# small enough that a crash loses little work.
+FLUSH_PASSAGES = 512
+# Rewrite the vector file at most this often during an ingest, so other processes find it current.
+SAVE_EVERY_S = 30.0
+
+
+@dataclass
+class IngestSummary:
+    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    passages_embedded: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": self.failed,
+            "passages_embedded": self.passages_embedded,
+            "seconds": round(self.seconds, 3),
+            "failures": [{"path": p, "reason": r} for p, r in self.failures],
+        }
+
+
+@dataclass
+class _Pending:
+    document: Document
+    spans: list[Span]
+    replaces: int | None  # id of the stored version this document replaces
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class Ingest:
+    """One run of :meth:`Index.ingest`. Holds the pending batch and the running summary."""
+
+    def __init__(self, index: Index, progress: Progress | None = None) -> None:
+        self.index = index
+        self.progress = progress
+        self.summary = IngestSummary()
+        self.pending: list[_Pending] = []
+        self.pending_passages = 0
+        self.last_save = time.monotonic()
+
+    def run(self, root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> IngestSummary:
+        """Bring the index in line with the files under ``root``."""
+        started = time.perf_counter()
+        if not root.exists():
+            raise SearchappError(f"{root}: no such file or folder")
+        root_key = str(root.absolute())
+        # Open (and if need be rebuild) the vector store before writing anything, so that it is checked
+        # against the database as it was, not against rows this run adds.
+        vectors = self.index.vectors
+        files = list(walk(root, include, exclude))
+        stored = self.index.meta.documents()
+        seen: set[str] = set()
+        for done, path in enumerate(files, start=1):
+            key = str(path.absolute())
+            seen.add(key)
+            self._visit(path, key, stored.get(key))
+            if self.pending_passages >= FLUSH_PASSAGES:
+                self._flush()
+            if self.progress:
+                self.progress(done, len(files))
+        self._flush()
+        gone = [doc.id for key, doc in stored.items() if _under(key, root_key) and key not in seen]
+        if gone:
+            removed_ids, _ = self.index.meta.write(remove=gone, add=[])
+            vectors.remove(removed_ids)
+            self.summary.removed = len(gone)
+        self.index.save_vectors()
+        self.summary.seconds = time.perf_counter() - started
+        return self.summary
+
+    def _visit(self, path: Path, key: str, stored: StoredDocument | None) -> None:
+        try:
+            st = path.stat()
+            if stored and stored.mtime == st.st_mtime and stored.size == st.st_size:
+                self.summary.unchanged += 1
+                return
+            doc = replace(load_document(path), path=key)
+        except LoadError as exc:
+            self._fail(key, exc.reason)
+            return
+        except OSError as exc:
+            self._fail(key, f"cannot read: {exc.strerror or exc}")
+            return
+        if stored and stored.sha256 == doc.sha256:
+            self.index.meta.touch(stored.id, doc.mtime)
+            self.summary.unchanged += 1
+            return
+        spans = split(doc.text, self.index.offsets, self.index.config.splitter)
+        if not spans:
+            self._fail(key, "no text")
+            return
+        self.pending.append(_Pending(doc, spans, stored.id if stored else None))
+        self.pending_passages += len(spans)
+
+    def _fail(self, path: str, reason: str) -> None:
+        self.summary.failed += 1
+        self.summary.failures.append((path, reason))
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        texts = [p.document.text[s.start : s.end] for p in self.pending for s in p.spans]
+        vectors = self.index.encoder.encode(texts)
+        items: list[NewDocument] = []
+        row = 0
+        for p in self.pending:
+            items.append(NewDocument(p.document, p.spans, vectors[row : row + len(p.spans)]))
+            row += len(p.spans)
+        replaced = [p.replaces for p in self.pending if p.replaces is not None]
+        removed_ids, added_ids = self.index.meta.write(remove=replaced, add=items)
+        self.index.vectors.remove(removed_ids)
+        for item, ids in zip(items, added_ids, strict=True):
+            self.index.vectors.add(ids, np.asarray(item.vectors))
+        self.summary.updated += len(replaced)
+        self.summary.added += len(self.pending) - len(replaced)
+        self.summary.passages_embedded += len(texts)
+        self.pending, self.pending_passages = [], 0
+        if time.monotonic() - self.last_save > SAVE_EVERY_S:
+            self.index.save_vectors()
+            self.last_save = time.monotonic()

@@ -1,0 +1,92 @@
+"""Persistent, incremental BM25 over SQLite FTS5, living in the same database as the passages.
+
+FTS5's ``bm25()`` uses k1 = 1.2, b = 0.75 and idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6 for terms in
+more than half of the rows (rank_bm25's BM25Okapi floors at 0.25 x the mean idf instead); docs/architecture.md
+states the difference. Scores here are made positive (FTS5 returns them negated so smaller sorts first).
+
+Queries are turned into an OR of quoted terms, with a short stopword list dropped: a very frequent word makes
+FTS5 walk a posting list as long as the corpus for almost no ranking signal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+from searchapp.query.fusion import Run
+
+# Match FTS5's unicode61 tokenizer closely enough for query parsing: runs of letters and digits.
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have how i in is it its of on or that the this to was were "
+    "what when where which who why will with do does did can you your".split()
+)
+# SQLite limits host parameters per statement; stay well under the old default of 999.
+_MAX_PARAMS = 900
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased query terms, stopwords dropped unless nothing else is left, duplicates removed."""
+    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(query)))
+    content = [t for t in terms if t not in STOPWORDS]
+    return content or terms
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: the OR of the terms, each quoted so none is read as an operator."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def index_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:
+    """Add passages to the inverted index (call in the transaction that inserts them)."""
+    conn.execute(
+        text("INSERT INTO passages_fts(rowid, text) VALUES (:id, :text)"),
+        [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+    )
+
+
+def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:
+    """Remove passages from the inverted index; FTS5 needs the text that was indexed to undo it."""
+    conn.execute(
+        text("INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', :id, :text)"),
+        [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+    )
+
+
+def search(conn: Connection, query: str, k: int) -> Run:
+    """The ``k`` best passages for ``query`` by BM25: ``[(passage_id, score)]``, best first, scores > 0."""
+    terms = query_terms(query)
+    if not terms or k <= 0:
+        return []
+    rows = conn.execute(
+        text(
+            "SELECT rowid, -bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH :q "
+            "ORDER BY bm25(passages_fts) LIMIT :k"
+        ),
+        {"q": match_expression(terms), "k": k},
+    )
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
+    """BM25 scores of the given passages for ``query``; a passage that matches no term scores 0."""
+    out = dict.fromkeys(ids, 0.0)
+    terms = query_terms(query)
+    if not terms or not ids:
+        return out
+    expr = match_expression(terms)
+    for i in range(0, len(ids), _MAX_PARAMS):
+        chunk = list(ids[i : i + _MAX_PARAMS])
+        params = {f"p{j}": v for j, v in enumerate(chunk)}
+        placeholders = ",".join(f":p{j}" for j in range(len(chunk)))
+        rows = conn.execute(
+            text(
+                "SELECT rowid, -bm25(passages_fts) FROM passages_fts "
+                f"WHERE passages_fts MATCH :q AND rowid IN ({placeholders})"
+            ),
+            {"q": expr, **params},
+        )
+        out.update((int(r[0]), float(r[1])) for r in rows)
+    return out

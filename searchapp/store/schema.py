@@ -1,0 +1,87 @@
+"""Opening the index database: engine with the right pragmas, and Alembic migrations run on open."""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+
+from searchapp.errors import SchemaError
+
+
+def migrations_dir() -> Path:
+    """Where the Alembic scripts are: inside the installed wheel, or at the top of a source checkout."""
+    try:
+        packaged = Path(str(importlib.resources.files("searchapp") / "migrations"))
+        if (packaged / "env.py").is_file():
+            return packaged
+    except ModuleNotFoundError:  # pragma: no cover - searchapp is always importable here
+        pass
+    return Path(__file__).resolve().parents[2] / "migrations"
+
+
+def make_engine(db_path: Path) -> Engine:
+    """A SQLite engine in WAL mode with foreign keys on and a generous busy timeout.
+
+    WAL lets queries from other processes read a consistent snapshot while an ingest writes.
+    """
+    engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    return engine
+
+
+def _alembic_config(connection: Any = None) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest schema revision this version knows."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships migrations
+        raise SchemaError("no migrations found")
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The schema revision stored in the database, ``None`` for an empty database."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, target: str = "head") -> None:
+    """Bring the schema to ``target``; refuse a database written by a newer version."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(_alembic_config())
+    current = current_revision(engine)
+    known = {rev.revision for rev in script.walk_revisions()}
+    if current is not None and current not in known:
+        raise SchemaError(
+            f"the index uses schema revision '{current}', made by a newer searchapp; "
+            f"this version knows up to '{script.get_current_head()}': upgrade searchapp"
+        )
+    if target == "head" and current == script.get_current_head():
+        return
+    with engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), target)

@@ -1,0 +1,61 @@
+"""Shared fixtures: isolated working dir and home, a deterministic fake encoder, the real model once."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test runs in its own folder with its own home, so default index paths never collide."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SEARCHAPP_INDEX", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+class FakeEncoder:
+    """Deterministic bag-of-words hashing encoder: texts sharing words get similar unit vectors."""
+
+    dimension = 64
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
+                out[i, h % self.dimension] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    @property
+    def embedded(self) -> int:
+        """Number of texts encoded so far."""
+        return sum(len(c) for c in self.calls)
+
+
+@pytest.fixture()
+def fake_encoder() -> FakeEncoder:
+    return FakeEncoder()
+
+
+@pytest.fixture(scope="session")
+def real_encoder():  # type: ignore[no-untyped-def]
+    """The bundled all-MiniLM-L6-v2 with mean pooling, loaded once per test session."""
+    from searchapp import Encoder
+
+    enc = Encoder()
+    enc.encode(["warm up"])
+    return enc

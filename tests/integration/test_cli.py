@@ -1,0 +1,102 @@
+"""The command line: JSON shapes, messages and exit codes, with the real model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from searchapp.cli import app
+
+runner = CliRunner()
+HIT_FIELDS = {"rank", "score", "dense_score", "lexical_score", "passage_id", "path", "title", "start", "end", "text"}
+SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures"}
+
+
+def make_docs(root: Path) -> None:
+    root.mkdir()
+    (root / "keys.md").write_text("# Keys\n\nRotate the signing keys with `keyctl rotate` every quarter.\n")
+    (root / "garden.txt").write_text("Water tomatoes deeply twice a week in summer.\n")
+    (root / "bad.pdf").write_bytes(b"not a pdf at all")
+
+
+def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    make_docs(tmp_path / "docs")
+    res = runner.invoke(app, ["ingest", "docs", "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert set(summary) == SUMMARY_FIELDS
+    assert (summary["added"], summary["failed"]) == (2, 1)
+    assert summary["failures"][0]["path"].endswith("bad.pdf")
+    assert "warning:" in res.stderr and "bad.pdf" in res.stderr
+    assert (tmp_path / ".searchapp" / "index.db").exists()  # the default index location
+
+    res = runner.invoke(app, ["query", "how do I rotate the signing keys?", "--json", "-k", "2"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["query"] == "how do I rotate the signing keys?" and out["mode"] == "hybrid"
+    assert set(out["hits"][0]) == HIT_FIELDS
+    assert out["hits"][0]["path"].endswith("keys.md")
+    assert len(out["hits"]) == 2
+
+    res = runner.invoke(app, ["query", "tomatoes", "--mode", "lexical"])
+    assert res.exit_code == 0 and "garden.txt" in res.stdout
+
+    res = runner.invoke(app, ["status", "--json"])
+    stats = json.loads(res.stdout)
+    assert (stats["documents"], stats["model"], stats["pooling"], stats["dimension"]) == (
+        2, "all-MiniLM-L6-v2", "mean", 384,
+    )
+    assert stats["disk_bytes"] > 0
+
+    res = runner.invoke(app, ["ingest", "docs"])
+    assert res.exit_code == 0
+    assert "unchanged 2" in res.stdout and "0 passages embedded" in res.stdout
+
+
+def test_index_from_environment(tmp_path: Path, monkeypatch, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    make_docs(tmp_path / "docs")
+    monkeypatch.setenv("SEARCHAPP_INDEX", str(tmp_path / "elsewhere"))
+    assert runner.invoke(app, ["ingest", "docs"]).exit_code == 0
+    assert (tmp_path / "elsewhere" / "index.db").exists()
+    assert runner.invoke(app, ["query", "keys", "--mode", "lexical"]).exit_code == 0
+
+
+def test_missing_index_says_how_to_create_one(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["query", "anything"])
+    assert res.exit_code == 1
+    assert "searchapp ingest" in res.stderr and "Traceback" not in res.output
+
+
+def test_empty_index_says_how_to_fill_it(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty").mkdir()
+    assert runner.invoke(app, ["ingest", "empty"]).exit_code == 0
+    res = runner.invoke(app, ["query", "anything", "--mode", "lexical"])
+    assert res.exit_code == 1 and "empty" in res.stderr and "searchapp ingest" in res.stderr
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["ingest", "no-such-folder"])
+    assert res.exit_code == 1 and "no-such-folder" in res.stderr and "Traceback" not in res.output
+    res = runner.invoke(app, ["ingest", ".", "--pooling", "max"])
+    assert res.exit_code == 1 and "unknown pooling" in res.stderr
+
+
+def test_all_files_failing_is_a_failed_command(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_bytes(b"")
+    res = runner.invoke(app, ["ingest", "docs"])
+    assert res.exit_code == 1 and "a.txt" in res.stderr
+
+
+def test_help_does_not_import_torch() -> None:
+    code = (
+        "import sys\nfrom searchapp.cli import app\n"
+        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('HEAVY', [m for m in ('torch', 'transformers', 'faiss') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out

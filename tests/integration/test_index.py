@@ -1,0 +1,192 @@
+"""Index round trips with the deterministic fake encoder: incremental ingest, removal, safety checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchapp import EncoderMismatchError, Index, IndexConfig, IndexLockedError, IndexNotFoundError
+from searchapp.errors import ConfigError, SearchappError
+from searchapp.index import VECTORS_NAME
+
+MODES = ("lexical", "dense", "hybrid")
+
+
+def write_corpus(root: Path) -> None:
+    (root / "sub").mkdir(parents=True)
+    (root / "keys.md").write_text("# Keys\n\nRotate the signing keys with the rotate command.\n")
+    (root / "fruit.txt").write_text("Bananas are yellow. Apples are red or green.\n")
+    (root / "sub" / "db.txt").write_text("The database stores passages and vectors.\n")
+    (root / "sub" / "net.txt").write_text("Networks route packets between hosts.\n")
+
+
+def open_index(tmp_path: Path, encoder, **cfg) -> Index:  # type: ignore[no-untyped-def]
+    return Index(tmp_path / "ix", create=True, config=IndexConfig(**cfg), encoder=encoder)
+
+
+def paths(hits) -> list[str]:  # type: ignore[no-untyped-def]
+    return [Path(h.path).name for h in hits]
+
+
+def test_ingest_then_query_all_modes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        summary = ix.ingest(tmp_path / "docs")
+        assert (summary.added, summary.failed, summary.passages_embedded) == (4, 0, 4)
+        for mode in MODES:
+            hits = ix.search("rotate signing keys", k=3, mode=mode)
+            assert paths(hits)[0] == "keys.md", mode
+            assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+        hit = ix.search("rotate signing keys", k=1, mode="hybrid")[0]
+        assert hit.dense_score is not None and hit.lexical_score is not None
+        assert hit.title == "Keys"
+        assert Path(hit.path).read_text()[hit.start : hit.end] == hit.text
+
+
+def test_reingest_unchanged_embeds_nothing(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+    before = fake_encoder.embedded
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        summary = ix.ingest(tmp_path / "docs")
+    assert (summary.unchanged, summary.added, summary.passages_embedded) == (4, 0, 0)
+    assert fake_encoder.embedded == before
+
+
+def test_touched_but_identical_file_is_not_reembedded(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        f = tmp_path / "docs" / "fruit.txt"
+        os.utime(f, (1, 1))
+        summary = ix.ingest(tmp_path / "docs")
+    assert (summary.unchanged, summary.passages_embedded) == (4, 0)
+
+
+def test_edited_file_reembeds_only_its_passages(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        fake_encoder.calls.clear()
+        (tmp_path / "docs" / "fruit.txt").write_text("Cherries are dark red. Lemons are sour.\n")
+        summary = ix.ingest(tmp_path / "docs")
+        assert (summary.updated, summary.unchanged, summary.passages_embedded) == (1, 3, 1)
+        assert fake_encoder.calls == [["Cherries are dark red. Lemons are sour."]]
+        for mode in MODES:
+            assert "Bananas" not in " ".join(h.text for h in ix.search("bananas yellow", k=10, mode=mode))
+            assert paths(ix.search("cherries lemons", k=1, mode=mode)) == ["fruit.txt"]
+        assert ix.stats().passages == 4
+        assert ix.vectors.count == 4
+
+
+def test_deleted_file_can_no_longer_be_returned(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        (tmp_path / "docs" / "keys.md").unlink()
+        summary = ix.ingest(tmp_path / "docs")
+        assert summary.removed == 1
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # and after a restart
+        for mode in MODES:
+            assert "keys.md" not in paths(ix.search("rotate signing keys", k=10, mode=mode))
+        assert ix.stats().documents == 3
+        assert ix.vectors.count == 3
+
+
+def test_ingest_of_one_folder_keeps_documents_of_another(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.txt").write_text("Zebras have stripes.\n")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        ix.ingest(tmp_path / "other")
+        assert ix.stats().documents == 5
+        summary = ix.ingest(tmp_path / "docs" / "sub")
+        assert (summary.removed, summary.unchanged) == (0, 2)
+
+
+def test_bad_files_are_skipped_with_reasons(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    (tmp_path / "docs" / "empty.txt").write_bytes(b"")
+    (tmp_path / "docs" / "binary.txt").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "docs" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    (tmp_path / "docs" / "broken.docx").write_bytes(b"PK\x03\x04 junk")
+    (tmp_path / "docs" / "latin1.txt").write_bytes("Café crème brûlée à la carte, déjà vu.".encode("cp1252"))
+    with open_index(tmp_path, fake_encoder) as ix:
+        summary = ix.ingest(tmp_path / "docs")
+        assert summary.added == 5
+        reasons = {Path(p).name: r for p, r in summary.failures}
+        assert set(reasons) == {"empty.txt", "binary.txt", "broken.pdf", "broken.docx"}
+        assert all(r and "\n" not in r for r in reasons.values())
+        hits = ix.search("crème brûlée", k=1, mode="lexical")
+        assert paths(hits) == ["latin1.txt"] and "brûlée" in hits[0].text
+
+
+def test_vector_file_is_rebuilt_from_database(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        expected = [(h.passage_id, h.score) for h in ix.search("database vectors", k=4, mode="dense")]
+    (tmp_path / "ix" / VECTORS_NAME).unlink()
+    before = fake_encoder.embedded
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        got = [(h.passage_id, h.score) for h in ix.search("database vectors", k=4, mode="dense")]
+    assert [p for p, _ in got] == [p for p, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected])
+    assert fake_encoder.embedded == before + 1  # the query only: no passage re-embedded
+    assert (tmp_path / "ix" / VECTORS_NAME).exists()
+
+
+def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(IndexNotFoundError, match="searchapp ingest"):
+        Index(tmp_path / "nope")
+
+
+def test_encoder_mismatch_refused(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+    with pytest.raises(EncoderMismatchError, match="pooling"):
+        Index.open_or_create(tmp_path / "ix", pooling="cls")
+    with pytest.raises(ConfigError, match="max_tokens"):
+        Index.open_or_create(tmp_path / "ix", max_tokens=128)
+    with Index.open_or_create(tmp_path / "ix", pooling="mean", encoder=fake_encoder) as ix:
+        assert ix.stats().documents == 4
+
+
+def test_second_writer_is_refused(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix, ix.writing():
+        other = Index(tmp_path / "ix", encoder=fake_encoder)
+        with pytest.raises(IndexLockedError):
+            other.ingest(tmp_path / "docs")
+        other.close()
+
+
+def test_bad_query_arguments(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="hybrid"):
+            ix.search("x", mode="bm25")
+        with pytest.raises(ConfigError):
+            ix.search("x", alpha=2.0)
+        assert ix.search("   ") == []
+        with pytest.raises(SearchappError):
+            ix.ingest(tmp_path / "does-not-exist")
+
+
+def test_hybrid_gives_missing_candidates_their_real_scores(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder, k0=1) as ix:
+        ix.ingest(tmp_path / "docs")
+        hits = ix.search("rotate keys bananas", k=4, mode="hybrid")
+        q = fake_encoder.encode(["rotate keys bananas"])[0]
+        for h in hits:
+            vec = ix.vectors.index.reconstruct(h.passage_id)
+            assert h.dense_score == pytest.approx(float(np.dot(vec, q)), abs=1e-6)
+        lexical = {h.passage_id: h.lexical_score for h in ix.search("rotate keys bananas", k=10, mode="lexical")}
+        for h in hits:
+            assert h.lexical_score == pytest.approx(lexical.get(h.passage_id, 0.0))

@@ -1,0 +1,103 @@
+"""The FTS5 lexical index against rank_bm25's BM25Okapi, with the same tokens, k1 and b."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+from sqlalchemy import text
+
+from searchapp.store import lexical
+from searchapp.store.metadata import MetadataStore, NewDocument
+from searchapp.types import Document, Span
+
+CORPUS = [
+    "The signing keys are rotated every ninety days by the security team.",
+    "Passages are split at sentence boundaries and packed up to a token budget.",
+    "BM25 ranks passages by term frequency, inverse document frequency and length.",
+    "Rotate the database credentials after every incident; rotation is automated.",
+    "Dense retrieval embeds questions and passages into the same vector space.",
+    "The index keeps vectors in FAISS and passages in SQLite.",
+    "Keys, tokens and credentials must never be committed to the repository.",
+    "Hybrid ranking combines lexical and dense scores after normalisation.",
+    "A long passage about gardening: tomatoes, peppers and beans grow well in summer sun.",
+    "Security reviews check that every key rotation is logged.",
+]
+QUERIES = ["rotate signing keys", "sentence token budget", "dense vector retrieval", "security key rotation logged"]
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> MetadataStore:
+    meta = MetadataStore(tmp_path / "index.db")
+    items = []
+    for i, body in enumerate(CORPUS):
+        doc = Document(f"/d/{i}.txt", f"d{i}", body, 0.0, len(body), f"{i:064d}")
+        items.append(NewDocument(doc, [Span(0, len(body), 0)], np.zeros((1, 4), np.float32)))
+    meta.write(remove=[], add=items)
+    return meta
+
+
+def _fts_tokens(meta: MetadataStore) -> dict[int, list[str]]:
+    """The tokens FTS5 stored for each passage (stemmed, folded), read back through fts5vocab."""
+    with meta.engine.begin() as conn:
+        conn.execute(text("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, passages_fts, 'instance')"))
+        docs: dict[int, list[str]] = defaultdict(list)
+        for term, doc in conn.execute(text("SELECT term, doc FROM temp.vocab")):
+            docs[int(doc)].append(term)
+        conn.execute(text("DROP TABLE temp.vocab"))
+    return docs
+
+
+def _stem(meta: MetadataStore, query: str) -> list[str]:
+    with meta.engine.begin() as conn:
+        conn.execute(text("CREATE VIRTUAL TABLE temp.q USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')"))
+        conn.execute(text("INSERT INTO temp.q(t) VALUES (:t)"), {"t": " ".join(lexical.query_terms(query))})
+        conn.execute(text("CREATE VIRTUAL TABLE temp.qv USING fts5vocab(temp, q, 'instance')"))
+        terms = [r[0] for r in conn.execute(text("SELECT term FROM temp.qv ORDER BY offset"))]
+        conn.execute(text("DROP TABLE temp.qv"))
+        conn.execute(text("DROP TABLE temp.q"))
+    return terms
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_scores_match_rank_bm25(store: MetadataStore, query: str) -> None:
+    docs = _fts_tokens(store)
+    ids = sorted(docs)
+    reference = BM25Okapi([docs[i] for i in ids], k1=1.2, b=0.75)
+    terms = _stem(store, query)
+    n_docs = len(ids)
+    # The formulas agree while every query term is in fewer than half of the passages (see docs).
+    assert all(sum(t in docs[i] for i in ids) < n_docs / 2 for t in terms)
+    expected = dict(zip(ids, reference.get_scores(terms), strict=True))
+    with store.connect() as conn:
+        run = lexical.search(conn, query, k=len(ids))
+        every = lexical.scores(conn, query, ids)
+    assert len(run) > 0
+    for pid, score in run:
+        assert score == pytest.approx(expected[pid], rel=1e-6)
+    assert [p for p, _ in run] == sorted((p for p in ids if expected[p] > 0), key=lambda p: -expected[p])
+    assert every == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_term_in_most_passages_gets_almost_no_weight(store: MetadataStore) -> None:
+    # FTS5 floors a negative idf at 1e-6 where rank_bm25 uses 0.25 x the mean idf: documented difference.
+    with store.connect() as conn:
+        run = lexical.search(conn, "the", k=20)
+    assert run and all(score < 1e-4 for _, score in run)
+
+
+def test_query_terms_drop_stopwords_and_quote_operators() -> None:
+    assert lexical.query_terms("How do I rotate the keys?") == ["rotate", "keys"]
+    assert lexical.query_terms("the of") == ["the", "of"]
+    assert lexical.match_expression(["NEAR", "and"]) == '"NEAR" OR "and"'
+
+
+def test_remove_unindexes(store: MetadataStore) -> None:
+    docs = store.documents()
+    store.write(remove=[docs["/d/0.txt"].id], add=[])
+    with store.connect() as conn:
+        run = lexical.search(conn, "signing", k=5)
+    assert run == []

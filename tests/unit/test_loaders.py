@@ -1,0 +1,344 @@
+"""Tests for searchapp.ingest.loaders: every format, the decoding rules, the error reasons and the walker."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import docx
+import pytest
+from fpdf import FPDF
+from pypdf import PdfReader, PdfWriter
+
+from searchapp.errors import LoadError
+from searchapp.ingest import loaders
+from searchapp.ingest.loaders import (
+    LoadedText,
+    decode_text,
+    load_document,
+    loader_for,
+    register,
+    supported_suffixes,
+    walk,
+)
+
+FRENCH = (
+    "Le café était très chaud ce matin-là. Nous avons déjà mangé une crêpe à la crêperie près de la forêt.\n"
+    "Le garçon a été très gentil, et la soirée s'est terminée par une promenade le long de la rivière.\n"
+)
+
+
+def write(path: Path, content: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    path.write_bytes(content)
+    return path
+
+
+def pdf_bytes(pages: list[str], title: str | None = None) -> bytes:
+    pdf = FPDF()
+    if title is not None:
+        pdf.set_title(title)
+    pdf.set_font("Helvetica", size=12)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 10, text)
+    return bytes(pdf.output())
+
+
+def encrypted_pdf_bytes(user_password: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(["Confidential budget figures"]))))
+    writer.encrypt(user_password=user_password, owner_password="owner-secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def reason(path: Path) -> str:
+    with pytest.raises(LoadError) as info:
+        load_document(path)
+    assert info.value.path == str(path)
+    assert "\n" not in str(info.value)
+    return info.value.reason
+
+
+# --- registry -----------------------------------------------------------------------------------------------
+
+
+def test_registry_covers_the_formats_and_ignores_case() -> None:
+    assert supported_suffixes() == [".docx", ".htm", ".html", ".markdown", ".md", ".pdf", ".txt"]
+    assert loader_for(Path("NOTES.MD")) is loader_for(Path("notes.md")) is not None
+    assert loader_for(Path("photo.jpg")) is None
+    assert loader_for(Path("README")) is None
+
+
+def test_register_adds_a_loader(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(loaders, "_REGISTRY", dict(loaders._REGISTRY))
+
+    @register(".RST")
+    def load_rst(path: Path, data: bytes) -> LoadedText:
+        return LoadedText(data.decode().upper(), "from loader")
+
+    assert loader_for(Path("a.rst")) is load_rst
+    doc = load_document(write(tmp_path / "a.rst", "hello rst"))
+    assert (doc.text, doc.title) == ("HELLO RST", "from loader")
+    with pytest.raises(ValueError):
+        register("rst")
+
+
+def test_importing_the_module_does_not_import_parsers() -> None:
+    code = (
+        "import sys, searchapp.ingest.loaders\n"
+        "heavy = {'pypdf', 'docx', 'bs4', 'charset_normalizer'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path.cwd())
+    assert result.returncode == 0, result.stderr
+
+
+# --- decoding -----------------------------------------------------------------------------------------------
+
+
+def test_decode_text_strips_bom_and_normalises_line_endings() -> None:
+    assert decode_text(b"\xef\xbb\xbfone\r\ntwo\rthree\n", "x") == "one\ntwo\nthree\n"
+
+
+def test_decode_text_reads_utf16_with_bom() -> None:
+    assert decode_text("naïve\r\ntext".encode("utf-16"), "x") == "naïve\ntext"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "latin-1"])
+def test_legacy_encoded_txt_keeps_accents(tmp_path: Path, encoding: str) -> None:
+    doc = load_document(write(tmp_path / "french.txt", FRENCH.encode(encoding)))
+    for word in ("café", "très", "crêperie", "forêt", "garçon", "rivière"):
+        assert word in doc.text
+    assert doc.title == "french"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"plain text " * 100 + b"\x00",
+        bytes(range(1, 8)) * 20 + b"some text",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    ],
+)
+def test_binary_content_is_rejected(tmp_path: Path, content: bytes) -> None:
+    assert reason(write(tmp_path / "blob.txt", content)) == "binary content, not text"
+
+
+def test_crlf_text_is_normalised(tmp_path: Path) -> None:
+    doc = load_document(write(tmp_path / "win.txt", b"alpha\r\nbeta\r\n\r\ngamma\rdelta"))
+    assert doc.text == "alpha\nbeta\n\ngamma\ndelta"
+
+
+# --- load_document ------------------------------------------------------------------------------------------
+
+
+def test_document_fields(tmp_path: Path) -> None:
+    data = b"Plain notes about the garden.\n"
+    path = write(tmp_path / "sub" / "garden notes.txt", data)
+    doc = load_document(tmp_path / "sub" / ".." / "sub" / "garden notes.txt")
+    assert doc.path == str(path.resolve())
+    assert doc.title == "garden notes"
+    assert doc.text == "Plain notes about the garden.\n"
+    assert doc.size == len(data)
+    assert doc.sha256 == hashlib.sha256(data).hexdigest()
+    assert doc.mtime == path.stat().st_mtime
+
+
+def test_empty_whitespace_and_unsupported_files(tmp_path: Path) -> None:
+    assert reason(write(tmp_path / "empty.txt", b"")) == "empty file"
+    assert reason(write(tmp_path / "blank.md", b" \n\t\r\n")) == "no text"
+    assert reason(write(tmp_path / "image.XYZ", b"data")) == "unsupported file type '.xyz'"
+    assert reason(write(tmp_path / "Makefile", b"all:")) == "unsupported file type (no suffix)"
+
+
+def test_unreadable_and_missing_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert reason(tmp_path / "missing.txt").startswith("cannot read: No such file")
+    path = write(tmp_path / "locked.txt", "secret")
+
+    def deny(self: Path, *args: object, **kwargs: object) -> io.BufferedReader:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    # chmod cannot lock out root, which the test may run as; the error raised by open() is what matters.
+    monkeypatch.setattr(Path, "open", deny)
+    assert reason(path) == "cannot read: Permission denied"
+
+
+def test_directory_with_a_loader_suffix_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "folder.md").mkdir()
+    assert reason(tmp_path / "folder.md") == "not a regular file"
+
+
+# --- formats ------------------------------------------------------------------------------------------------
+
+
+def test_markdown_keeps_raw_text_and_takes_first_h1(tmp_path: Path) -> None:
+    text = "Intro line\n\n```bash\n# not a heading\n```\n\n## Sub first\n\n# Real Title ##\n\nSome **b**.\n"
+    doc = load_document(write(tmp_path / "doc.markdown", text))
+    assert doc.text == text
+    assert doc.title == "Real Title"
+    no_heading = load_document(write(tmp_path / "plain.md", "#hashtag is not a heading\n"))
+    assert no_heading.title == "plain"
+
+
+def test_html_visible_text_entities_and_title(tmp_path: Path) -> None:
+    html = (
+        "<!DOCTYPE html><html><head><title>Caf&eacute; &amp; Bar</title><style>p{color:red}</style>"
+        "<script>var hidden = 'SCRIPTTEXT';</script></head><body><h1>Menu</h1>"
+        "<p>Fish &amp; chips at the   <b>caf&eacute;</b>\n  today</p><div>Second block</div><!-- COMMENT -->"
+        "<noscript>NOSCRIPTTEXT</noscript><template>TEMPLATETEXT</template><ul><li>one</li><li>two</li></ul>"
+        "<p>line<br>break</p></body></html>"
+    )
+    doc = load_document(write(tmp_path / "page.html", html))
+    assert doc.title == "Café & Bar"
+    for hidden in ("SCRIPTTEXT", "color:red", "NOSCRIPTTEXT", "TEMPLATETEXT", "COMMENT", "Café & Bar"):
+        assert hidden not in doc.text
+    lines = doc.text.split("\n")
+    assert "Fish & chips at the café today" in lines
+    assert {"Menu", "Second block", "one", "two", "line", "break"} <= set(lines)
+    assert "\n\n\n" not in doc.text
+    assert doc.text == doc.text.strip()
+
+
+def test_html_title_falls_back_to_h1(tmp_path: Path) -> None:
+    doc = load_document(write(tmp_path / "page.htm", "<body><h1>  First\n Heading </h1><p>Body</p></body>"))
+    assert doc.title == "First Heading"
+    assert doc.text == "First Heading\n\nBody"
+
+
+def test_pdf_pages_and_metadata_title(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "report.pdf", pdf_bytes(["Quarterly revenue grew", "Second page summary"], "Q3 Report")
+    )
+    doc = load_document(path)
+    assert doc.title == "Q3 Report"
+    first, second = doc.text.split("\n\n")
+    assert "Quarterly revenue grew" in first
+    assert "Second page summary" in second
+
+
+def test_pdf_without_title_uses_file_stem(tmp_path: Path) -> None:
+    assert load_document(write(tmp_path / "untitled.pdf", pdf_bytes(["Some words"]))).title == "untitled"
+
+
+def test_pdf_encrypted_with_empty_user_password_opens(tmp_path: Path) -> None:
+    doc = load_document(write(tmp_path / "restricted.pdf", encrypted_pdf_bytes("")))
+    assert "Confidential budget figures" in doc.text
+
+
+def test_pdf_with_password_is_rejected(tmp_path: Path) -> None:
+    assert reason(write(tmp_path / "locked.pdf", encrypted_pdf_bytes("s3cret"))) == "encrypted PDF"
+
+
+def test_pdf_with_blank_page_only_has_no_text_layer(tmp_path: Path) -> None:
+    writer = PdfWriter()
+    writer.add_blank_page(width=612, height=792)
+    out = io.BytesIO()
+    writer.write(out)
+    assert reason(write(tmp_path / "scan.pdf", out.getvalue())) == "no text layer (scanned PDF?)"
+
+
+def test_broken_pdf_gives_short_reason(tmp_path: Path) -> None:
+    assert reason(write(tmp_path / "broken.pdf", b"%PDF-1.4 this is not really a pdf")).startswith(
+        "broken PDF ("
+    )
+
+
+def test_docx_paragraphs_tables_and_heading_title(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("Preface without style")
+    document.add_heading("Project Plan", level=1)
+    document.add_paragraph("Milestones are listed below.")
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text = "Phase"
+    table.cell(0, 1).text = "Owner"
+    merged = table.cell(1, 0).merge(table.cell(1, 1))
+    merged.text = "Merged cell text"
+    document.add_paragraph("Closing remarks.")
+    document.save(str(tmp_path / "plan.docx"))
+    doc = load_document(tmp_path / "plan.docx")
+    assert doc.title == "Project Plan"
+    assert doc.text.split("\n") == [
+        "Preface without style",
+        "Project Plan",
+        "Milestones are listed below.",
+        "Phase",
+        "Owner",
+        "Merged cell text",
+        "Closing remarks.",
+    ]
+
+
+def test_docx_title_from_core_properties_then_stem(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("Only body text here.")
+    document.save(str(tmp_path / "nostyle.docx"))
+    assert load_document(tmp_path / "nostyle.docx").title == "nostyle"
+    document.core_properties.title = "Core Title"
+    document.save(str(tmp_path / "core.docx"))
+    assert load_document(tmp_path / "core.docx").title == "Core Title"
+
+
+def test_corrupt_docx(tmp_path: Path) -> None:
+    assert reason(write(tmp_path / "junk.docx", bytes(range(256)) * 8)).startswith("not a valid DOCX file")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("hello.txt", "not word")
+    assert reason(write(tmp_path / "zip.docx", archive.getvalue())).startswith("not a valid DOCX file")
+
+
+# --- walk ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    for rel in ["b.txt", "a.md", "notes/x.md", "notes/deep/y.txt", "docs/z.pdf", "img.png", ".hidden.txt"]:
+        write(root / rel, "content")
+    write(root / ".git" / "config.txt", "content")
+    os.symlink(root, root / "notes" / "loop")  # a directory symlink back to the root
+    os.symlink(root / "b.txt", root / "linked.txt")
+    return root
+
+
+def rels(root: Path, paths: list[Path]) -> list[str]:
+    assert all(p.is_absolute() for p in paths)
+    return [p.relative_to(root).as_posix() for p in paths]
+
+
+def test_walk_sorted_skips_hidden_unsupported_and_loops(tree: Path) -> None:
+    assert rels(tree, list(walk(tree))) == [
+        "a.md",
+        "b.txt",
+        "linked.txt",
+        "docs/z.pdf",
+        "notes/x.md",
+        "notes/deep/y.txt",
+    ]
+
+
+def test_walk_include_exclude_globs(tree: Path) -> None:
+    assert rels(tree, list(walk(tree, include=["*.md"]))) == ["a.md", "notes/x.md"]
+    assert rels(tree, list(walk(tree, include=["notes/*"]))) == ["notes/x.md", "notes/deep/y.txt"]
+    assert rels(tree, list(walk(tree, exclude=["notes/*", "*.txt"]))) == ["a.md", "docs/z.pdf"]
+    assert rels(tree, list(walk(tree, include=["*.md", "*.pdf"], exclude=["x.md"]))) == ["a.md", "docs/z.pdf"]
+
+
+def test_walk_relative_root_yields_absolute_paths(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tree.parent)
+    assert rels(tree, list(walk(Path("root"), include=["a.md"]))) == ["a.md"]
+
+
+def test_walk_file_root_and_missing_root(tree: Path) -> None:
+    assert list(walk(tree / "a.md")) == [tree / "a.md"]
+    assert list(walk(tree / "img.png")) == []
+    with pytest.raises(LoadError):
+        list(walk(tree / "nope"))

@@ -1,0 +1,43 @@
+import pytest
+import torch
+
+from searchapp.encode.pooling import get_pooling, masked_mean, pooling_names
+from searchapp.errors import ConfigError
+
+
+def _states() -> tuple[torch.Tensor, torch.Tensor]:
+    # 2 layers (+ embeddings), batch of 2, 3 positions, d = 2; second sentence has one padding position.
+    h = torch.arange(3 * 2 * 3 * 2, dtype=torch.float32).reshape(3, 2, 3, 2)
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    return h, mask
+
+
+def test_mean_pools_last_layer_over_real_tokens_only() -> None:
+    h, mask = _states()
+    out = get_pooling("mean")(h, mask)
+    assert out.shape == (2, 2)
+    assert torch.allclose(out[0], h[-1, 0].mean(dim=0))
+    assert torch.allclose(out[1], h[-1, 1, :2].mean(dim=0))
+
+
+def test_cls_takes_first_token_of_last_layer() -> None:
+    h, mask = _states()
+    out = get_pooling("cls")(h, mask)
+    assert torch.equal(out, h[-1, :, 0, :])
+
+
+def test_masked_mean_of_empty_row_is_zero_not_nan() -> None:
+    out = masked_mean(torch.ones(1, 2, 3), torch.zeros(1, 2, dtype=torch.long))
+    assert torch.equal(out, torch.zeros(1, 3))
+
+
+def test_unknown_pooling_lists_valid_names() -> None:
+    with pytest.raises(ConfigError) as err:
+        get_pooling("max")
+    for name in pooling_names():
+        assert name in str(err.value)
+
+
+def test_bad_pooling_parameter_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        get_pooling("mean", window=3)

@@ -1,0 +1,99 @@
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+from searchapp.errors import ConfigError
+from searchapp.ingest.splitter import SplitterConfig, sentences, split
+
+
+def words(texts: list[str]) -> list[list[tuple[int, int]]]:
+    """A whitespace tokenizer: one token per word, so budgets are easy to count by hand."""
+    return [[m.span() for m in re.finditer(r"\S+", t)] for t in texts]
+
+
+def real(texts: list[str]) -> list[list[tuple[int, int]]]:
+    return token_offsets(load_tokenizer("all-MiniLM-L6-v2"), texts)
+
+
+def check_invariants(text: str, spans, config: SplitterConfig, offsets_fn) -> None:  # type: ignore[no-untyped-def]
+    covered = [False] * len(text)
+    for span in spans:
+        passage = text[span.start : span.end]
+        assert passage == passage.strip() and passage
+        assert len(offsets_fn([passage])[0]) <= config.budget
+        assert span.end - span.start <= config.max_chars
+        for i in range(span.start, span.end):
+            covered[i] = True
+    missing = [c for c, ok in zip(text, covered, strict=True) if not ok and not c.isspace()]
+    assert missing == []
+    starts = [s.start for s in spans]
+    assert starts == sorted(starts)
+
+
+def test_sentences_are_trimmed_spans() -> None:
+    text = "  One two. Three?\n\nFour five!  Six"
+    spans = list(sentences(text))
+    assert [text[s:e] for s, e in spans] == ["One two.", "Three?", "Four five!", "Six"]
+
+
+def test_packs_whole_sentences_up_to_budget() -> None:
+    text = "a b c. d e f. g h i. j k l."
+    cfg = SplitterConfig(max_tokens=6 + 2)
+    spans = split(text, words, cfg)
+    assert [text[s.start : s.end] for s in spans] == ["a b c. d e f.", "g h i. j k l."]
+    assert [s.n_tokens for s in spans] == [6, 6]
+
+
+def test_long_sentence_falls_back_to_token_windows() -> None:
+    text = " ".join(f"w{i}" for i in range(25)) + "."
+    cfg = SplitterConfig(max_tokens=10 + 2)
+    spans = split(text, words, cfg)
+    assert [s.n_tokens for s in spans] == [10, 10, 5]
+    check_invariants(text, spans, cfg, words)
+
+
+def test_overlap_repeats_trailing_sentences() -> None:
+    text = "a b. c d. e f. g h."
+    cfg = SplitterConfig(max_tokens=4 + 2, overlap=2)
+    passages = [text[s.start : s.end] for s in split(text, words, cfg)]
+    assert passages == ["a b. c d.", "c d. e f.", "e f. g h."]
+
+
+def test_run_without_spaces_is_cut_by_characters() -> None:
+    text = "x" * 10_000
+    cfg = SplitterConfig(max_tokens=64, max_chars=1000)
+    spans = split(text, real, cfg)
+    assert len(spans) == 10
+    check_invariants(text, spans, cfg, real)
+
+
+def test_real_tokenizer_budget_and_offsets_on_prose() -> None:
+    sentence = "Passages are packed from sentences, measured in word pieces by the model's tokenizer. "
+    text = "# Title\n\n" + sentence * 60 + "\n\nA last line without a full stop"
+    cfg = SplitterConfig(max_tokens=64)
+    spans = split(text, real, cfg)
+    assert len(spans) > 5
+    check_invariants(text, spans, cfg, real)
+
+
+def test_bad_config_is_rejected() -> None:
+    with pytest.raises(ConfigError):
+        SplitterConfig(max_tokens=2)
+    with pytest.raises(ConfigError):
+        SplitterConfig(max_tokens=10, overlap=8)
+
+
+def test_empty_and_blank_text_give_no_passages() -> None:
+    assert split("", words) == []
+    assert split(" \n\t ", words) == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(min_size=0, max_size=600), st.integers(min_value=6, max_value=40), st.integers(0, 3))
+def test_property_offsets_exact_no_gaps_no_overlong(text: str, max_tokens: int, overlap: int) -> None:
+    cfg = SplitterConfig(max_tokens=max_tokens, overlap=overlap, max_chars=120)
+    spans = split(text, real, cfg)
+    check_invariants(text, spans, cfg, real)
