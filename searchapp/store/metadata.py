@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, text, update
 
 from searchapp.store import lexical, schema
 from searchapp.store.models import DocumentRow, PassageRow, Setting
@@ -98,8 +98,10 @@ class MetadataStore:
         Returns the removed passage ids and, per added document, its new passage ids (int64 ``(n,)``).
         """
         with self.engine.begin() as conn:
+            # Take the write lock first: id assignment in _add relies on it.
+            conn.execute(text("UPDATE settings SET key = key WHERE 0"))
             removed = self._remove(conn, remove)
-            added = [self._add(conn, item) for item in add]
+            added = self._add(conn, add)
         return removed, added
 
     def _remove(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
@@ -114,30 +116,39 @@ class MetadataStore:
         conn.execute(delete(_DOCS).where(_DOCS.c.id.in_(doc_ids)))
         return ids
 
-    def _add(self, conn: Connection, item: NewDocument) -> np.ndarray:
-        doc = item.document
-        conn.execute(delete(_DOCS).where(_DOCS.c.path == doc.path))  # only reached for a path not held
-        doc_id = conn.execute(
-            insert(_DOCS).values(
-                path=doc.path, title=doc.title, mtime=doc.mtime, size=doc.size, sha256=doc.sha256,
-                n_chars=len(doc.text),
+    def _add(self, conn: Connection, items: Sequence[NewDocument]) -> list[np.ndarray]:
+        if not items:
+            return []
+        # Called after this transaction's first write, so SQLite's write lock is held and the next ids are
+        # ours to assign: that turns a round trip per row into one executemany per table.
+        doc_first = int(conn.execute(select(func.coalesce(func.max(_DOCS.c.id), 0))).scalar_one()) + 1
+        seq = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'passages'")).scalar()
+        top = int(conn.execute(select(func.coalesce(func.max(_PASSAGES.c.id), 0))).scalar_one())
+        next_pid = max(int(seq or 0), top) + 1
+        doc_rows: list[dict[str, object]] = []
+        passage_rows: list[dict[str, object]] = []
+        all_ids: list[np.ndarray] = []
+        for n, item in enumerate(items):
+            doc, doc_id = item.document, doc_first + n
+            doc_rows.append(
+                {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
+                 "sha256": doc.sha256, "n_chars": len(doc.text)}
             )
-        ).inserted_primary_key[0]
-        vectors = np.ascontiguousarray(item.vectors, dtype=np.float32)
-        ids: list[int] = []
-        texts: list[str] = []
-        for ordinal, span in enumerate(item.spans):
-            passage = doc.text[span.start : span.end]
-            pid = conn.execute(
-                insert(_PASSAGES).values(
-                    document_id=doc_id, ordinal=ordinal, start=span.start, end=span.end,
-                    n_tokens=span.n_tokens, text=passage, vector=vectors[ordinal].tobytes(),
+            vectors = np.ascontiguousarray(item.vectors, dtype=np.float32)
+            ids = np.arange(next_pid, next_pid + len(item.spans), dtype=np.int64)
+            next_pid += len(item.spans)
+            for i, span in enumerate(item.spans):
+                passage_rows.append(
+                    {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
+                     "n_tokens": span.n_tokens, "text": doc.text[span.start : span.end],
+                     "vector": vectors[i].tobytes()}
                 )
-            ).inserted_primary_key[0]
-            ids.append(int(pid))
-            texts.append(passage)
-        lexical.index_passages(conn, ids, texts)
-        return np.asarray(ids, dtype=np.int64)
+            all_ids.append(ids)
+        conn.execute(insert(_DOCS), doc_rows)
+        if passage_rows:
+            conn.execute(insert(_PASSAGES), passage_rows)
+            lexical.index_passages(conn, [r["id"] for r in passage_rows], [r["text"] for r in passage_rows])
+        return all_ids
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         """Passages with their document's path and title, by id (unknown ids are left out)."""

@@ -1,0 +1,122 @@
+"""Lexical engines on synthetic passages: our FTS5 store against rank_bm25, in one process.
+
+    .venv/bin/python benchmarks/lexical.py --passages 100000 --queries 50 [--json]
+
+Passages are 60 words drawn from a Zipf-like vocabulary of 50,000 words (seeded); queries are 4 words of
+mid frequency. Prints build time, per-query latency (median, p95) of the FTS5 index as searchapp uses it
+(`store.lexical.search`, OR of terms, top 100) and of rank_bm25's BM25Okapi (`get_scores` + top 100), the
+ratio, the FTS5 index's size on disk, and an incremental add/remove of 1,000 passages in FTS5 (rank_bm25 can
+only rebuild).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from searchapp.store import lexical
+from searchapp.store.metadata import MetadataStore, NewDocument
+from searchapp.types import Document, Span
+
+
+def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, vocab + 1)
+    p = 1.0 / ranks
+    p /= p.sum()
+    names = np.array([f"w{i}" for i in range(vocab)])
+    return [" ".join(names[rng.choice(vocab, size=words, p=p)]) for _ in range(n)]
+
+
+def queries(n: int, vocab: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed + 1)
+    return [" ".join(f"w{i}" for i in rng.integers(200, 5000, size=4)) for _ in range(n)]
+
+
+def timed(fn, items):  # type: ignore[no-untyped-def]
+    out = []
+    for item in items:
+        t = time.perf_counter()
+        fn(item)
+        out.append((time.perf_counter() - t) * 1000)
+    return statistics.median(out), float(np.percentile(out, 95))
+
+
+def build_fts(path: Path, texts: list[str]) -> MetadataStore:
+    meta = MetadataStore(path)
+    zero = np.zeros((1, 1), np.float32)
+    batch = []
+    for i, t in enumerate(texts):
+        doc = Document(f"/bench/{i}", "", t, 0.0, len(t), "0" * 64)
+        batch.append(NewDocument(doc, [Span(0, len(t), 0)], zero))
+        if len(batch) == 5000:
+            meta.write(remove=[], add=batch)
+            batch = []
+    meta.write(remove=[], add=batch)
+    return meta
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--passages", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-rank-bm25", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    texts = corpus(args.passages, 60, 50_000, args.seed)
+    qs = queries(args.queries, 50_000, args.seed)
+    res: dict[str, object] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+        "passages": args.passages,
+        "queries": args.queries,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        meta = build_fts(Path(tmp) / "index.db", texts)
+        res["fts5_build_s"] = round(time.perf_counter() - t, 2)
+        with meta.connect() as conn:
+            res["fts5_query_ms_median"], res["fts5_query_ms_p95"] = timed(
+                lambda q: lexical.search(conn, q, 100), qs
+            )
+        extra = texts[:1000]
+        t = time.perf_counter()
+        meta.write(remove=[], add=[
+            NewDocument(Document(f"/extra/{i}", "", x, 0.0, 1, "0" * 64), [Span(0, len(x), 0)],
+                        np.zeros((1, 1), np.float32))
+            for i, x in enumerate(extra)
+        ])
+        ids = [d.id for p, d in meta.documents().items() if p.startswith("/extra/")]
+        meta.write(remove=ids, add=[])
+        res["fts5_add_remove_1000_s"] = round(time.perf_counter() - t, 3)
+        res["fts5_db_mb"] = round(sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20, 1)
+        meta.close()
+    if not args.skip_rank_bm25:
+        from rank_bm25 import BM25Okapi
+
+        t = time.perf_counter()
+        bm = BM25Okapi([x.split() for x in texts], k1=1.2, b=0.75)
+        res["rank_bm25_build_s"] = round(time.perf_counter() - t, 2)
+        res["rank_bm25_query_ms_median"], res["rank_bm25_query_ms_p95"] = timed(
+            lambda q: np.argsort(-bm.get_scores(q.split()))[:100], qs
+        )
+        res["rank_bm25_over_fts5_median"] = round(
+            float(res["rank_bm25_query_ms_median"]) / float(res["fts5_query_ms_median"]), 1  # type: ignore[arg-type]
+        )
+    if args.json:
+        print(json.dumps(res, indent=2))
+    else:
+        for k, v in res.items():
+            print(f"{k:>28}: {v if not isinstance(v, float) else round(v, 2)}")
+
+
+if __name__ == "__main__":
+    main()
