@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import Connection, delete, func, insert, select, text, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 
 from searchapp.store import lexical, schema
 from searchapp.store.models import DocumentRow, PassageRow, Setting
 from searchapp.types import Document, Span
 
-_DOCS = DocumentRow.__table__
-_PASSAGES = PassageRow.__table__
-_SETTINGS = Setting.__table__
+_DOCS: Table = DocumentRow.__table__  # type: ignore[assignment]
+_PASSAGES: Table = PassageRow.__table__  # type: ignore[assignment]
+_SETTINGS: Table = Setting.__table__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,9 @@ class MetadataStore:
         conn.execute(insert(_DOCS), doc_rows)
         if passage_rows:
             conn.execute(insert(_PASSAGES), passage_rows)
-            lexical.index_passages(conn, [r["id"] for r in passage_rows], [r["text"] for r in passage_rows])
+            lexical.index_passages(
+                conn, [int(pid) for ids in all_ids for pid in ids], [str(r["text"]) for r in passage_rows]
+            )
         return all_ids
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:

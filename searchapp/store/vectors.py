@@ -27,7 +27,7 @@ class VectorStore:
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dimension))
 
     def _load(self) -> faiss.IndexIDMap2:
-        index = faiss.read_index(str(self.path))
+        index: faiss.IndexIDMap2 = faiss.read_index(str(self.path))  # type: ignore[assignment]
         if index.d != self.dimension:
             return self._empty()  # caller sees the count mismatch and rebuilds
         return index
