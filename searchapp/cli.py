@@ -56,7 +56,13 @@ def ingest(
     include: Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")] = None,
     exclude: Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name or local model folder (new index).")] = None,
-    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (new index): mean, cls.")] = None,
+    pooling: Annotated[
+        str | None, typer.Option(help="Pooling strategy (new index): mean, cls, layers, sbert-wk.")
+    ] = None,
+    pooling_param: Annotated[
+        list[str] | None,
+        typer.Option(help="Pooling parameter KEY=VALUE, e.g. layer_start=4 or layers=-2,-1 (repeatable).")
+    ] = None,
     max_tokens: Annotated[
         int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
     ] = None,
@@ -64,12 +70,16 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
+    from searchapp.config import parse_params
     from searchapp.index import Index
 
     with _errors():
         if not path.exists():  # before creating an index for nothing
             raise SearchappError(f"{path}: no such file or folder")
-        ix = Index.open_or_create(index, model=model, pooling=pooling, max_tokens=max_tokens, overlap=overlap)
+        params = parse_params(pooling_param) if pooling_param else None
+        ix = Index.open_or_create(
+            index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap
+        )
         with ix, _progress(quiet=False) as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress)
     for failed_path, reason in summary.failures:

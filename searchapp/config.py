@@ -82,3 +82,27 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ConfigError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
     return mode
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """``["layer_start=4", "layers=-2,-1", "combine=concat"]`` -> ``{"layer_start": 4, "layers": [-2, -1], ...}``.
+
+    Values are read as JSON where they parse (numbers, ``true``/``false``, lists), a comma makes a list, and
+    anything else stays a string.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"expected KEY=VALUE, got {item!r}")
+        out[key.strip()] = (
+            [_scalar(v) for v in raw.split(",") if v.strip()] if "," in raw else _scalar(raw)
+        )
+    return out
+
+
+def _scalar(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw.strip()

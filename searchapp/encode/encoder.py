@@ -51,6 +51,7 @@ class Encoder:
         self.batch_size = batch_size
         self.threads = threads
         self._model: TransformerModel | None = None
+        self._dimension: int | None = None
 
     def _load(self) -> TransformerModel:
         if self._model is None:
@@ -59,8 +60,15 @@ class Encoder:
 
     @property
     def dimension(self) -> int:
-        """Vector dimension d (loads the model)."""
-        return self._load().dimension
+        """Vector dimension d of this model and pooling (loads the model)."""
+        if self._dimension is None:
+            import torch
+
+            model = self._load()
+            # Pool a dummy batch: concatenating poolings change d, and this costs no forward pass.
+            dummy = torch.zeros(model.num_layers + 1, 1, 2, model.dimension)
+            self._dimension = int(self._pool(dummy, torch.ones(1, 2, dtype=torch.long)).shape[-1])
+        return self._dimension
 
     @property
     def max_text_tokens(self) -> int:
@@ -73,10 +81,10 @@ class Encoder:
 
         model = self._load()
         if not texts:
-            return np.zeros((0, model.dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32)
         lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=False)]
         order = np.argsort(lengths, kind="stable")
-        out = np.empty((len(texts), model.dimension), dtype=np.float32)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i in range(0, len(texts), self.batch_size):
             idx = order[i : i + self.batch_size]
             states = model.forward([texts[j] for j in idx], truncate=truncate)

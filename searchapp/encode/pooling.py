@@ -41,7 +41,15 @@ def get_pooling(name: str, **params: Any) -> PoolingFn:
         inspect.signature(fn).bind(None, None, **params)
     except TypeError as exc:
         raise ConfigError(f"bad parameters for pooling '{name}': {exc}") from exc
-    return partial(fn, **params)
+    return partial(_checked, partial(fn, **params), name)
+
+
+def _checked(fn: PoolingFn, name: str, hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    # Parameter values can only be checked against a model's depth: report them as configuration errors.
+    try:
+        return fn(hidden_states, mask)
+    except ValueError as exc:
+        raise ConfigError(f"pooling '{name}': {exc}") from exc
 
 
 def pooling_names() -> list[str]:
@@ -66,3 +74,55 @@ def mean_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tenso
 def cls_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The last layer's state of the first token ([CLS])."""
     return hidden_states[-1][:, 0, :]
+
+
+def _layer_indices(layers: object, n_states: int) -> list[int]:
+    """Resolve ``layers`` (ints, negative from the top) against ``n_states`` hidden states."""
+    if not isinstance(layers, list | tuple) or not layers or not all(isinstance(i, int) for i in layers):
+        raise ValueError(f"layers must be a non-empty list of integers, got {layers!r}")
+    out = [i + n_states if i < 0 else i for i in layers]
+    if not all(0 <= i < n_states for i in out):
+        raise ValueError(f"layers {list(layers)} are outside the model's {n_states} hidden states")
+    return out
+
+
+@register("layers")
+def fused_layers(
+    hidden_states: torch.Tensor,
+    mask: torch.Tensor,
+    layers: list[int] | tuple[int, ...] = (-4, -3, -2, -1),
+    combine: str = "mean",
+    token: str = "mean",
+) -> torch.Tensor:
+    """Selected fused layers (Ma et al. 2019): combine the chosen layers' token states, then pool tokens.
+
+    ``layers`` index ``hidden_states`` (0 = embeddings, negative from the top); ``combine`` is ``mean`` (output
+    ``(B, d)``) or ``concat`` (``(B, d * len(layers))``); ``token`` is ``mean`` (over real tokens) or ``cls``.
+    """
+    idx = _layer_indices(list(layers), hidden_states.shape[0])
+    chosen = hidden_states[idx]  # (k, B, T, d)
+    if combine == "mean":
+        fused = chosen.mean(dim=0)
+    elif combine == "concat":
+        fused = chosen.permute(1, 2, 0, 3).reshape(*chosen.shape[1:3], -1)
+    else:
+        raise ValueError(f"combine must be 'mean' or 'concat', got {combine!r}")
+    if token == "mean":
+        return masked_mean(fused, mask)
+    if token == "cls":
+        return fused[:, 0, :]
+    raise ValueError(f"token must be 'mean' or 'cls', got {token!r}")
+
+
+@register("sbert-wk")
+def sbert_wk_pooling(
+    hidden_states: torch.Tensor,
+    mask: torch.Tensor,
+    layer_start: int = 4,
+    window: int = 2,
+    clip_left: bool = False,
+) -> torch.Tensor:
+    """SBERT-WK (Wang & Kuo 2020); see :mod:`searchapp.encode.sbert_wk` and docs/pooling.md."""
+    from searchapp.encode.sbert_wk import sbert_wk
+
+    return sbert_wk(hidden_states, mask, layer_start=layer_start, window=window, clip_left=clip_left)
