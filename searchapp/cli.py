@@ -166,3 +166,31 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
 
 def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
     app()
+
+
+@app.command("eval-sts")
+def eval_sts(
+    file: Annotated[Path, typer.Argument(help="STS-B format file (tab-separated; score col 5, sentences 6-7).")],
+    model: Annotated[str, typer.Option(help="Model name or local model folder.")] = "all-MiniLM-L6-v2",
+    pooling: Annotated[str, typer.Option(help="Pooling strategy: mean, cls, layers, sbert-wk.")] = "mean",
+    pooling_param: Annotated[
+        list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE (repeatable).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Spearman x 100 between gold similarity and the cosine of the two sentences' embeddings."""
+    from searchapp.config import parse_params
+    from searchapp.encode.encoder import Encoder
+    from searchapp.evaluate.sts import read_sts, sts_spearman
+
+    with _errors():
+        params = parse_params(pooling_param or [])
+        encoder = Encoder(model=model, pooling=pooling, pooling_params=params)
+        pairs = read_sts(file)
+        rho = sts_spearman(encoder, pairs)
+    if as_json:
+        _emit_json({"file": str(file), "model": encoder.model_name, "pooling": pooling, "pooling_params": params,
+                    "pairs": len(pairs.scores), "spearman": round(rho, 4)})
+    else:
+        shown = f"{pooling} {json.dumps(params)}" if params else pooling
+        typer.echo(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")

@@ -121,8 +121,11 @@ def sbert_wk_pooling(
     layer_start: int = 4,
     window: int = 2,
     clip_left: bool = False,
+    word_vectors: str = "fused",
 ) -> torch.Tensor:
     """SBERT-WK (Wang & Kuo 2020); see :mod:`searchapp.encode.sbert_wk` and docs/pooling.md."""
     from searchapp.encode.sbert_wk import sbert_wk
 
-    return sbert_wk(hidden_states, mask, layer_start=layer_start, window=window, clip_left=clip_left)
+    return sbert_wk(
+        hidden_states, mask, layer_start=layer_start, window=window, clip_left=clip_left, word_vectors=word_vectors
+    )

@@ -112,8 +112,12 @@ def sbert_wk(
     layer_start: int = 4,
     window: int = 2,
     clip_left: bool = False,
+    word_vectors: str = "fused",
 ) -> torch.Tensor:
     """SBERT-WK sentence vectors: float32 ``(B, d)``, not normalised.
+
+    ``word_vectors="last"`` is our variant, not the paper's: the token weights of SBERT-WK applied to the last
+    layer's states instead of the fused word vectors (for models trained to pool their last layer).
 
     ``hidden_states`` float ``(L + 1, B, T, d)``; ``mask`` ``(B, T)``. Tokens used: ``[CLS]`` and the word pieces,
     not the last real token (``[SEP]``); layers ``layer_start .. L``. A negative ``layer_start`` counts from the
@@ -134,7 +138,13 @@ def sbert_wk(
     # All positions at once, padding included (length-sorted batches keep it small): a gather of the used
     # tokens costs more than the wasted arithmetic. The Gram is summed in float32 and factorised in float64.
     gram = torch.einsum("kbtd,lbtd->btkl", x, x).double().reshape(batch * length, n, n)
-    a = layer_weights(gram, window, clip_left).reshape(batch, length, n)
+    if word_vectors == "fused":
+        a = layer_weights(gram, window, clip_left).reshape(batch, length, n)
+    elif word_vectors == "last":
+        a = torch.zeros(batch, length, n, dtype=gram.dtype)
+        a[..., -1] = 1.0
+    else:
+        raise ValueError(f"word_vectors must be 'fused' or 'last', got {word_vectors!r}")
     w = torch.where(used, token_importance(gram).reshape(batch, length), 0.0)
     totals = w.sum(dim=1, keepdim=True)
     counts = used.sum(dim=1, keepdim=True).clamp_min(1)

@@ -1,0 +1,145 @@
+"""Sweep pooling strategies on the visible splits, with one forward pass shared by every strategy.
+
+    .venv/bin/python benchmarks/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa]
+
+STS-B dev: Spearman x 100 of plain cosine. Retrieval (dense retriever alone): nDCG@10 on scifact (train),
+antique (train), wikiqa (dev) from ../shared/data. Documents are title + text, split by the index's own
+splitter (256 word pieces), a document scored by its best passage. Every batch runs the model once and pools
+its hidden states with every strategy, so a strategy costs its pooling only. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT))
+
+from searchapp.encode.pooling import get_pooling  # noqa: E402
+from searchapp.encode.tokenizer import load_tokenizer, token_offsets  # noqa: E402
+from searchapp.encode.transformer import TransformerModel  # noqa: E402
+from searchapp.evaluate.beir import load_beir  # noqa: E402
+from searchapp.evaluate.metrics import evaluate, spearman  # noqa: E402
+from searchapp.evaluate.sts import read_sts  # noqa: E402
+from searchapp.ingest.splitter import SplitterConfig, split  # noqa: E402
+
+RETRIEVAL = {"scifact": "train", "antique": "train", "wikiqa": "dev"}
+
+
+def strategies(n_states: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    out: dict[str, tuple[str, dict[str, Any]]] = {
+        "mean": ("mean", {}),
+        "cls": ("cls", {}),
+        "layers -2,-1": ("layers", {"layers": [-2, -1]}),
+        "layers -3..-1": ("layers", {"layers": [-3, -2, -1]}),
+        "layers -4..-1": ("layers", {"layers": [-4, -3, -2, -1]}),
+        "layers 0,-1": ("layers", {"layers": [0, -1]}),
+        "layers 1,-1": ("layers", {"layers": [1, -1]}),
+        "layers all": ("layers", {"layers": list(range(n_states))}),
+    }
+    for start in range(0, n_states - 1):
+        for window in (1, 2, 3):
+            out[f"sbert-wk start {start} m {window}"] = ("sbert-wk", {"layer_start": start, "window": window})
+    for start in range(0, n_states - 2):
+        out[f"wk token weights, last layer, start {start}"] = (
+            "sbert-wk", {"layer_start": start, "word_vectors": "last"}
+        )
+    return out
+
+
+def encode_all(
+    model: TransformerModel, pools: dict[str, Any], texts: list[str], batch: int = 32
+) -> dict[str, np.ndarray]:
+    lengths = [len(o) for o in token_offsets(model.tokenizer, texts)]
+    order = np.argsort(lengths, kind="stable")
+    out = {name: np.zeros((len(texts), 0), np.float32) for name in pools}
+    chunks: dict[str, list[np.ndarray]] = {name: [] for name in pools}
+    for i in range(0, len(texts), batch):
+        idx = order[i : i + batch]
+        states = model.forward([texts[j] for j in idx], truncate=True)
+        for name, fn in pools.items():
+            v = torch.nn.functional.normalize(fn(states.hidden_states, states.attention_mask).float(), dim=-1)
+            chunks[name].append(v.numpy())
+    inverse = np.argsort(order)
+    for name in pools:
+        out[name] = np.vstack(chunks[name])[inverse]
+    return out
+
+
+def run_sts(model: TransformerModel, pools: dict[str, Any]) -> dict[str, float]:
+    pairs = read_sts(DATA / "stsb" / "sts-dev.csv")
+    uniq = sorted(set(pairs.first) | set(pairs.second))
+    pos = {s: i for i, s in enumerate(uniq)}
+    vecs = encode_all(model, pools, uniq)
+    a = np.array([pos[s] for s in pairs.first])
+    b = np.array([pos[s] for s in pairs.second])
+    return {name: 100 * spearman(pairs.scores, (v[a] * v[b]).sum(1)) for name, v in vecs.items()}
+
+
+def run_retrieval(model: TransformerModel, pools: dict[str, Any], name: str, split_name: str) -> dict[str, float]:
+    data = load_beir(DATA / name, split_name)
+    tok = load_tokenizer("all-MiniLM-L6-v2")
+    cfg = SplitterConfig(max_tokens=256)
+    doc_ids = list(data.corpus)
+    passages: list[str] = []
+    starts: list[int] = []
+    for d in doc_ids:
+        text = data.document_text(d)
+        starts.append(len(passages))
+        spans = split(text, lambda t: token_offsets(tok, t), cfg) or []
+        passages.extend(text[s.start : s.end] for s in spans)
+        if len(passages) == starts[-1]:
+            passages.append(text or " ")
+    qids = list(data.queries)
+    pvecs = encode_all(model, pools, passages)
+    qvecs = encode_all(model, pools, [data.queries[q] for q in qids])
+    starts_arr = np.asarray(starts)
+    out = {}
+    for pname in pools:
+        scores = qvecs[pname] @ pvecs[pname].T
+        doc_scores = np.maximum.reduceat(scores, starts_arr, axis=1)
+        top = np.argsort(-doc_scores, axis=1)[:, :100]
+        run = {q: [doc_ids[j] for j in top[i]] for i, q in enumerate(qids)}
+        out[pname] = evaluate(run, data.qrels)[0]["ndcg@10"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sets", default="stsb,scifact,antique,wikiqa")
+    ap.add_argument("--model", default="all-MiniLM-L6-v2")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    model = TransformerModel(args.model, threads=args.threads)
+    strat = strategies(model.num_layers + 1)
+    pools = {name: get_pooling(p, **params) for name, (p, params) in strat.items()}
+    results: dict[str, dict[str, float]] = {}
+    for s in args.sets.split(","):
+        t = time.time()
+        if s == "stsb":
+            results["stsb dev"] = run_sts(model, pools)
+        else:
+            results[f"{s} {RETRIEVAL[s]}"] = run_retrieval(model, pools, s, RETRIEVAL[s])
+        print(f"# {s}: {time.time() - t:.0f}s", file=sys.stderr, flush=True)
+        if args.out:
+            args.out.write_text(json.dumps({"model": args.model, "strategies": strat, "results": results}, indent=1))
+    cols = list(results)
+    print("| strategy | " + " | ".join(cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for name in strat:
+        cells = [f"{results[c][name]:.1f}" if c.startswith("stsb") else f"{results[c][name]:.3f}" for c in cols]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
