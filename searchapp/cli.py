@@ -126,7 +126,12 @@ def query(
     index: IndexOpt = DEFAULT_INDEX,
     k: Annotated[int, typer.Option("--k", "-k", help="Number of hits.")] = 10,
     mode: Annotated[str, typer.Option(help="hybrid, dense or lexical.")] = "hybrid",
+    fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf (index default).")] = None,
+    norm: Annotated[
+        str | None, typer.Option(help="Score normalisation: theoretical, minmax, zscore (index default).")
+    ] = None,
     alpha: Annotated[float | None, typer.Option(help="Hybrid weight of the dense side (index default).")] = None,
+    rrf_k: Annotated[int | None, typer.Option(help="RRF constant (index default, 60).")] = None,
     k0: Annotated[int | None, typer.Option(help="Hybrid candidates taken from each side (index default).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -134,7 +139,7 @@ def query(
     from searchapp.index import Index
 
     with _errors(), Index(index) as ix:
-        hits = ix.search(text, k=k, mode=mode, alpha=alpha, k0=k0)
+        hits = ix.search(text, k=k, mode=mode, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k, k0=k0)
         if not hits and ix.meta.counts()[1] == 0:
             raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
     if as_json:
@@ -194,3 +199,68 @@ def eval_sts(
     else:
         shown = f"{pooling} {json.dumps(params)}" if params else pooling
         typer.echo(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")
+
+
+def _fusion_overrides(fusion: str | None, norm: str | None, alpha: float | None, rrf_k: int | None,
+                      k0: int | None) -> dict[str, Any]:
+    return {k: v for k, v in {"method": fusion, "norm": norm, "alpha": alpha, "rrf_k": rrf_k, "k0": k0}.items()
+            if v is not None}
+
+
+@app.command("eval")
+def eval_cmd(
+    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/.")],
+    split: Annotated[str, typer.Option(help="Qrels split: qrels/<split>.tsv.")] = "test",
+    mode: Annotated[str, typer.Option(help="lexical, dense, hybrid or all.")] = "all",
+    model: Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")] = None,
+    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (default mean).")] = None,
+    pooling_param: Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Passage budget in word pieces.")] = None,
+    fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf.")] = None,
+    norm: Annotated[str | None, typer.Option(help="Normalisation: theoretical, minmax, zscore.")] = None,
+    alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
+    rrf_k: Annotated[int | None, typer.Option(help="RRF constant.")] = None,
+    k0: Annotated[int | None, typer.Option(help="Hybrid candidates per side.")] = None,
+    run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
+    from dataclasses import asdict, replace
+
+    from searchapp.config import IndexConfig, parse_params
+    from searchapp.evaluate.runner import modes_for, prepare, write_trec_run
+
+    with _errors():
+        given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens,
+                                 "pooling_params": parse_params(pooling_param or []) or None}
+        base = IndexConfig(**{k: v for k, v in given.items() if v is not None})
+        modes = modes_for(mode)
+        for m in modes:
+            check_mode_cli(m)
+        prepared = prepare(dataset, split, base, k0=k0, index_dir=index,
+                           progress=lambda msg: typer.echo(msg, err=True))
+        settings = replace(prepared.index.config.fusion_settings, **_fusion_overrides(fusion, norm, alpha, rrf_k, k0))
+        results = {m: prepared.score(m, settings) for m in modes}
+        if run_file is not None:
+            write_trec_run(run_file, prepared.run_for(modes[-1], settings), f"searchapp-{modes[-1]}")
+        prepared.index.close()
+    judged = prepared.judged
+    skipped = len(prepared.data.qrels) - judged
+    out = {"dataset": dataset.name, "split": split, "queries": judged, "skipped": skipped,
+           "fusion": asdict(settings), "results": results}
+    if as_json:
+        _emit_json(out)
+        return
+    typer.echo(f"{dataset.name} {split}: {out['queries']} queries ({skipped} skipped: no relevant document)")
+    names = list(next(iter(results.values())))
+    typer.echo(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
+    for m, metrics in results.items():
+        typer.echo(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
+
+
+def check_mode_cli(mode: str) -> None:
+    """Reject an unknown mode before any indexing work."""
+    from searchapp.config import check_mode
+
+    check_mode(mode)

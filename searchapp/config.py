@@ -10,6 +10,7 @@ from searchapp.encode.models import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
 from searchapp.errors import ConfigError, EncoderMismatchError
 from searchapp.ingest.splitter import SplitterConfig
+from searchapp.query.fusion import Fusion
 
 MODES = ("hybrid", "dense", "lexical")
 
@@ -28,17 +29,22 @@ class IndexConfig:
     max_tokens: int = 256
     overlap: int = 0
     max_chars: int = 4000
+    fusion: str = "convex"
+    norm: str = "theoretical"
     alpha: float = 0.5
+    rrf_k: int = 60
     k0: int = 100
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", canonical_name(self.model))
         get_pooling(self.pooling, **self.pooling_params)
         _ = self.splitter  # builds (so validates) the splitter settings
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
-        if self.k0 < 1:
-            raise ConfigError(f"k0 must be at least 1, got {self.k0}")
+        _ = self.fusion_settings  # and the fusion settings
+
+    @property
+    def fusion_settings(self) -> Fusion:
+        """Hybrid ranking's defaults for this index."""
+        return Fusion(method=self.fusion, norm=self.norm, alpha=self.alpha, rrf_k=self.rrf_k, k0=self.k0)
 
     @property
     def splitter(self) -> SplitterConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -49,6 +49,8 @@ class IndexStats:
     pooling_params: dict[str, Any]
     dimension: int
     max_tokens: int
+    fusion: str
+    norm: str
     alpha: float
     k0: int
     disk_bytes: int
@@ -197,6 +199,13 @@ class Index:
         with self.writing():
             return Ingest(self, progress).run(Path(root), include, exclude)
 
+    def ingest_records(self, records: Iterable[tuple[str, str, str]]) -> IngestSummary:
+        """Index in-memory documents ``(key, title, text)``; unchanged keys are skipped (see ``Ingest``)."""
+        from searchapp.ingest.pipeline import Ingest
+
+        with self.writing():
+            return Ingest(self).run_records(records)
+
     def save_vectors(self) -> None:
         """Persist the vector file if it changed (the caller holds the write lock)."""
         if self._vectors is not None and self._vectors.dirty:
@@ -211,19 +220,21 @@ class Index:
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        mode: str = "hybrid",
-        *,
-        alpha: float | None = None,
-        k0: int | None = None,
-    ) -> list[Hit]:
-        """Rank passages for ``query``; see :func:`searchapp.query.engine.search`."""
+    def search(self, query: str, k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[Hit]:
+        """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``).
+
+        ``fusion`` overrides the index's hybrid settings for this query: ``method`` (adaptive, convex, rrf),
+        ``norm`` (theoretical, minmax, zscore), ``alpha``, ``rrf_k``, ``k0``.
+        """
         from searchapp.query.engine import search
 
-        return search(self, query, k=k, mode=mode, alpha=alpha, k0=k0)
+        return search(self, query, k=k, mode=mode, **fusion)
+
+    def search_many(self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[list[Hit]]:
+        """:meth:`search` for many queries, encoded in batches."""
+        from searchapp.query.engine import search_many
+
+        return search_many(self, queries, k=k, mode=mode, **fusion)
 
     def stats(self) -> IndexStats:
         """Counts, encoder and size on disk."""
@@ -233,7 +244,7 @@ class Index:
         return IndexStats(
             path=str(self.path.absolute()), documents=docs, passages=passages, model=c.model,
             pooling=c.pooling, pooling_params=c.pooling_params, dimension=c.dimension,
-            max_tokens=c.max_tokens, alpha=c.alpha, k0=c.k0, disk_bytes=size,
+            max_tokens=c.max_tokens, fusion=c.fusion, norm=c.norm, alpha=c.alpha, k0=c.k0, disk_bytes=size,
         )
 
     def close(self) -> None:

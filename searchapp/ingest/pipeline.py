@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,6 +108,37 @@ class Ingest:
         self.summary.seconds = time.perf_counter() - started
         return self.summary
 
+    def run_records(self, records: Iterable[tuple[str, str, str]]) -> IngestSummary:
+        """Index in-memory documents ``(key, title, text)``: new keys added, changed texts replaced, others kept.
+
+        Used for benchmark corpora, whose documents are records, not files; ``key`` takes the place of the path.
+        """
+        started = time.perf_counter()
+        _ = self.index.vectors  # checked against the database before this run writes (see run)
+        stored = self.index.meta.documents()
+        for key, title, text in records:
+            data = text.encode("utf-8")
+            doc = Document(key, title or key, text, 0.0, len(data), hashlib.sha256(data).hexdigest())
+            old = stored.get(key)
+            if old is not None and old.sha256 == doc.sha256:
+                self.summary.unchanged += 1
+                continue
+            self._queue(doc, old)
+            if self.pending_passages >= FLUSH_PASSAGES:
+                self._flush()
+        self._flush()
+        self.index.save_vectors()
+        self.summary.seconds = time.perf_counter() - started
+        return self.summary
+
+    def _queue(self, doc: Document, stored: StoredDocument | None) -> None:
+        spans = split(doc.text, self.index.offsets, self.index.config.splitter)
+        if not spans:
+            self._fail(doc.path, "no text")
+            return
+        self.pending.append(_Pending(doc, spans, stored.id if stored else None))
+        self.pending_passages += len(spans)
+
     def _visit(self, path: Path, key: str, stored: StoredDocument | None) -> None:
         try:
             st = path.stat()
@@ -124,12 +156,7 @@ class Ingest:
             self.index.meta.touch(stored.id, doc.mtime)
             self.summary.unchanged += 1
             return
-        spans = split(doc.text, self.index.offsets, self.index.config.splitter)
-        if not spans:
-            self._fail(key, "no text")
-            return
-        self.pending.append(_Pending(doc, spans, stored.id if stored else None))
-        self.pending_passages += len(spans)
+        self._queue(doc, stored)
 
     def _fail(self, path: str, reason: str) -> None:
         self.summary.failed += 1

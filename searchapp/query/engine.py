@@ -1,18 +1,23 @@
-"""Ranking a query against an index: lexical, dense, or hybrid (convex combination of normalised scores).
+"""Ranking queries against an index: lexical, dense, or hybrid.
 
-Hybrid takes ``k0`` candidates from each side, gives every candidate both real scores (a passage the lexical
-side did not return gets its BM25 score computed, 0 if it shares no term; one the dense side did not return
-gets its cosine from its stored vector), normalises each side with theoretical min-max (BM25 from 0, cosine
-from -1, to the maximum observed among the candidates) and ranks by ``alpha * dense + (1 - alpha) * lexical``.
+Hybrid takes ``k0`` candidates from each side and gives every candidate both real scores: a passage the
+lexical side did not return gets its BM25 score computed (0 if it shares no term with the query); one the
+dense side did not return gets its cosine from its stored vector. The fusion (``query/fusion.py``) then ranks
+the candidates. Queries are encoded in batches.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection
 
 from searchapp.config import check_mode
 from searchapp.errors import ConfigError
-from searchapp.query.fusion import BM25_MIN, COSINE_MIN, Run, convex, theoretical_minmax
+from searchapp.query.fusion import COSINE_MIN, Fusion, Run, convex, normalise, rrf
 from searchapp.store import lexical
 from searchapp.types import Hit
 
@@ -20,42 +25,85 @@ if TYPE_CHECKING:
     from searchapp.index import Index
 
 
-def search(
-    index: Index, query: str, k: int = 10, mode: str = "hybrid", alpha: float | None = None, k0: int | None = None
-) -> list[Hit]:
-    """The ``k`` best passages for ``query`` in ``mode`` (``hybrid``, ``dense`` or ``lexical``)."""
+@dataclass(frozen=True)
+class Candidates:
+    """Hybrid candidates of one query: both sides' raw scores for the same passage ids."""
+
+    dense: dict[int, float]
+    lexical: dict[int, float]
+
+
+def gather(index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int) -> Candidates:
+    """Union of each side's top ``k0``, every candidate with its real dense and lexical score."""
+    dense = dict(index.vectors.search(qvec, k0))
+    lex = dict(lexical.search(conn, query, k0))
+    dense.update(index.vectors.scores(qvec, [pid for pid in lex if pid not in dense]))
+    lex.update(lexical.scores(conn, query, [pid for pid in dense if pid not in lex]))
+    for pid in lex:  # a candidate with no stored vector cannot rank above any real one
+        dense.setdefault(pid, COSINE_MIN)
+    return Candidates(dense, lex)
+
+
+def fuse(cands: Candidates, fusion: Fusion) -> Run:
+    """Rank candidates by ``fusion``."""
+    if fusion.method == "rrf":
+        return rrf(cands.dense, cands.lexical, fusion.rrf_k)
+    alpha = fusion.alpha
+    if fusion.method == "adaptive":
+        from searchapp.query.adaptive import adaptive_alpha
+
+        alpha = adaptive_alpha(cands, fusion)
+    d, lx = normalise(cands.dense, cands.lexical, fusion.norm)
+    return convex(d, lx, alpha)
+
+
+def resolve_fusion(index: Index, overrides: dict[str, Any] | None) -> Fusion:
+    """The index's fusion settings with per-query overrides (``None`` values ignored)."""
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    return replace(index.config.fusion_settings, **given)
+
+
+def search_many(
+    index: Index, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any
+) -> list[list[Hit]]:
+    """The ``k`` best passages for each query; ``fusion`` overrides the index's hybrid settings
+    (``method``, ``norm``, ``alpha``, ``rrf_k``, ``k0``)."""
     check_mode(mode)
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
-    alpha = index.config.alpha if alpha is None else alpha
-    k0 = max(index.config.k0 if k0 is None else k0, k)
-    if not 0.0 <= alpha <= 1.0:
-        raise ConfigError(f"alpha must be in [0, 1], got {alpha}")
-    if not query.strip():
-        return []
-    dense: dict[int, float] = {}
-    lex: dict[int, float] = {}
+    settings = resolve_fusion(index, fusion)
+    k0 = max(settings.k0, k)
+    live = [i for i, q in enumerate(queries) if q.strip()]
+    out: list[list[Hit]] = [[] for _ in queries]
+    if not live:
+        return out
+    qvecs = None
+    if mode != "lexical":
+        qvecs = index.encoder.encode([queries[i] for i in live], truncate=True)
     with index.meta.connect() as conn:
-        if mode == "lexical":
-            run = lexical.search(conn, query, k)
-            lex = dict(run)
-        else:
-            qvec = index.encoder.encode([query], truncate=True)[0]
-            if mode == "dense":
-                run = index.vectors.search(qvec, k)
+        for n, i in enumerate(live):
+            query = queries[i]
+            dense: dict[int, float] = {}
+            lex: dict[int, float] = {}
+            if mode == "lexical":
+                run = lexical.search(conn, query, k)
+                lex = dict(run)
+            elif mode == "dense":
+                assert qvecs is not None
+                run = index.vectors.search(qvecs[n], k)
                 dense = dict(run)
             else:
-                dense = dict(index.vectors.search(qvec, k0))
-                lex = dict(lexical.search(conn, query, k0))
-                missing_dense = [pid for pid in lex if pid not in dense]
-                dense.update(index.vectors.scores(qvec, missing_dense))
-                lex.update(lexical.scores(conn, query, [pid for pid in dense if pid not in lex]))
-                for pid in lex:  # a candidate with no stored vector cannot rank above any real one
-                    dense.setdefault(pid, COSINE_MIN)
-                run = convex(
-                    theoretical_minmax(dense, COSINE_MIN), theoretical_minmax(lex, BM25_MIN), alpha
-                )[:k]
-    return _hydrate(index, run, dense, lex, mode)
+                assert qvecs is not None
+                cands = gather(index, conn, query, qvecs[n], k0)
+                dense, lex = cands.dense, cands.lexical
+                run = fuse(cands, settings)[:k]
+            out[i] = _hydrate(index, run, dense, lex, mode)
+    return out
+
+
+def search(index: Index, query: str, k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[Hit]:
+    """The ``k`` best passages for ``query``; see :func:`search_many`."""
+    return search_many(index, [query], k=k, mode=mode, **fusion)[0]
 
 
 def _hydrate(index: Index, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:

@@ -165,6 +165,12 @@ class MetadataStore:
         with self.engine.connect() as conn:
             return {r[0]: PassageRecord(*r) for r in conn.execute(query)}
 
+    def passage_documents(self) -> dict[int, str]:
+        """Passage id -> its document's path (or record key)."""
+        query = select(_PASSAGES.c.id, _DOCS.c.path).join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id)
+        with self.engine.connect() as conn:
+            return {int(pid): str(path) for pid, path in conn.execute(query)}
+
     def id_summary(self) -> tuple[int, int]:
         """(passage count, largest passage id or 0): enough to tell whether a vector file is current."""
         with self.engine.connect() as conn:
