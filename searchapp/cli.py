@@ -264,3 +264,52 @@ def check_mode_cli(mode: str) -> None:
     from searchapp.config import check_mode
 
     check_mode(mode)
+
+
+@app.command()
+def tune(
+    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder with labelled queries.")],
+    split: Annotated[str, typer.Option(help="Qrels split to tune on.")] = "train",
+    metric: Annotated[str, typer.Option(help="ndcg@10, mrr@10, recall@100 or map@100.")] = "ndcg@10",
+    model: Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")] = None,
+    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (default mean).")] = None,
+    pooling_param: Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE.")] = None,
+    k0: Annotated[int | None, typer.Option(help="Hybrid candidates per side.")] = None,
+    write_config: Annotated[
+        Path | None, typer.Option(help="Store the best setting as this index's hybrid default.")
+    ] = None,
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the hybrid fusion settings on labelled queries and print the best."""
+    from dataclasses import asdict
+
+    from searchapp.config import IndexConfig, parse_params
+    from searchapp.evaluate.metrics import METRICS
+    from searchapp.evaluate.runner import prepare
+    from searchapp.evaluate.tune import tune as run_tune
+    from searchapp.index import Index
+
+    with _errors():
+        if metric not in METRICS:
+            raise SearchappError(f"unknown metric '{metric}': use one of {', '.join(METRICS)}")
+        given: dict[str, Any] = {"model": model, "pooling": pooling,
+                                 "pooling_params": parse_params(pooling_param or []) or None}
+        base = IndexConfig(**{k: v for k, v in given.items() if v is not None})
+        prepared = prepare(dataset, split, base, k0=k0, index_dir=index,
+                           progress=lambda msg: typer.echo(msg, err=True))
+        result = run_tune(prepared, metric)
+        prepared.index.close()
+        if write_config is not None:
+            with Index(write_config) as target:
+                target.set_fusion(result.best)
+    best = asdict(result.best)
+    out = {"fusion": best.pop("method"), **best, "metric": metric, "value": round(result.value, 4),
+           "queries": prepared.judged, "dataset": dataset.name, "split": split}
+    if as_json:
+        _emit_json(out)
+        return
+    typer.echo(f"best on {dataset.name} {split} ({prepared.judged} queries): "
+               + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
+    if write_config is not None:
+        typer.echo(f"written to {write_config}")

@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -19,6 +19,7 @@ from searchapp.store.metadata import MetadataStore
 
 if TYPE_CHECKING:
     from searchapp.ingest.pipeline import IngestSummary, Progress
+    from searchapp.query.fusion import Fusion
     from searchapp.store.vectors import VectorStore
     from searchapp.types import Hit
 
@@ -205,6 +206,14 @@ class Index:
 
         with self.writing():
             return Ingest(self).run_records(records)
+
+    def set_fusion(self, fusion: Fusion) -> None:
+        """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""
+        self.config = replace(
+            self.config, fusion=fusion.method, norm=fusion.norm, alpha=fusion.alpha, rrf_k=fusion.rrf_k,
+            k0=fusion.k0,
+        )
+        self.meta.put_settings(self.config.to_settings())
 
     def save_vectors(self) -> None:
         """Persist the vector file if it changed (the caller holds the write lock)."""

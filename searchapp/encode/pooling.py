@@ -118,12 +118,16 @@ def fused_layers(
 def sbert_wk_pooling(
     hidden_states: torch.Tensor,
     mask: torch.Tensor,
-    layer_start: int = 4,
-    window: int = 2,
+    layer_start: int = -2,
+    window: int = 1,
     clip_left: bool = False,
     word_vectors: str = "fused",
 ) -> torch.Tensor:
-    """SBERT-WK (Wang & Kuo 2020); see :mod:`searchapp.encode.sbert_wk` and docs/pooling.md."""
+    """SBERT-WK (Wang & Kuo 2020); see :mod:`searchapp.encode.sbert_wk` and docs/pooling.md.
+
+    Defaults are the best measured for the bundled 6-layer model (the last two hidden states, window 1);
+    ``layer_start=4, window=2`` is the paper's setting for 12-layer BERT-base.
+    """
     from searchapp.encode.sbert_wk import sbert_wk
 
     return sbert_wk(

@@ -109,8 +109,8 @@ def token_importance(gram: torch.Tensor) -> torch.Tensor:
 def sbert_wk(
     hidden_states: torch.Tensor,
     mask: torch.Tensor,
-    layer_start: int = 4,
-    window: int = 2,
+    layer_start: int = -2,
+    window: int = 1,
     clip_left: bool = False,
     word_vectors: str = "fused",
 ) -> torch.Tensor:

@@ -29,7 +29,7 @@ def states(real_encoder: Encoder):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("layer_start", "window", "clip"),
     [(0, 1, False), (0, 2, False), (1, 2, False), (4, 2, False), (4, 1, False), (5, 2, False), (6, 1, False),
-     (2, 3, True), (3, 6, False)],
+     (2, 3, True), (3, 6, False), (-2, 1, False)],
 )
 def test_batched_matches_reference_on_real_states(states, layer_start: int, window: int, clip: bool) -> None:  # type: ignore[no-untyped-def]
     h, mask = states.hidden_states, states.attention_mask

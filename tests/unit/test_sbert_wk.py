@@ -31,7 +31,8 @@ def random_batch(seed: int, lengths: list[int], layers: int = 7, d: int = 16) ->
 
 @pytest.mark.parametrize(
     ("layer_start", "window", "clip"),
-    [(0, 1, False), (0, 2, False), (1, 2, True), (4, 2, False), (5, 1, False), (6, 1, False), (3, 9, False)],
+    [(0, 1, False), (0, 2, False), (1, 2, True), (4, 2, False), (5, 1, False), (6, 1, False), (3, 9, False),
+     (-2, 1, False)],
 )
 def test_batched_matches_per_token_reference(layer_start: int, window: int, clip: bool) -> None:
     lengths = [9, 1, 2, 5]
