@@ -32,7 +32,7 @@ def settings() -> dict[str, Fusion]:
         for a in ALPHAS:
             out[f"convex {norm} {a}"] = Fusion(method="convex", norm=norm, alpha=a)
     out["rrf 60"] = Fusion(method="rrf", rrf_k=60)
-    out["adaptive (default)"] = Fusion(method="adaptive", norm="minmax")
+    out["adaptive (default)"] = IndexConfig().fusion_settings
     return out
 
 
@@ -47,6 +47,7 @@ def main() -> None:
         prep = prepare(DATA / name, split, IndexConfig(), progress=lambda m: print(m, file=sys.stderr))
         col = f"{name} {split}"
         table[col] = {"lexical": prep.score("lexical")["ndcg@10"], "dense": prep.score("dense")["ndcg@10"]}
+        table[col]["queries"] = prep.judged
         for label, fusion in settings().items():
             table[col][label] = prep.score("hybrid", fusion)["ndcg@10"]
         prep.index.close()
@@ -58,7 +59,8 @@ def main() -> None:
     print("| nDCG@10 | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
     for row in next(iter(table.values())):
-        print(f"| {row} | " + " | ".join(f"{table[c][row]:.3f}" for c in cols) + " |")
+        print(f"| {row} | " + " | ".join(f"{table[c][row]:.3f}" if row != "queries" else str(table[c][row])
+                                          for c in cols) + " |")
 
 
 if __name__ == "__main__":

@@ -221,6 +221,8 @@ def eval_cmd(
     alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
     rrf_k: Annotated[int | None, typer.Option(help="RRF constant.")] = None,
     k0: Annotated[int | None, typer.Option(help="Hybrid candidates per side.")] = None,
+    alpha_question: Annotated[float | None, typer.Option(help="Adaptive: dense weight for questions.")] = None,
+    alpha_statement: Annotated[float | None, typer.Option(help="Adaptive: dense weight for other queries.")] = None,
     run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
     index: Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")] = None,
     as_json: JsonOpt = False,
@@ -240,7 +242,10 @@ def eval_cmd(
             check_mode_cli(m)
         prepared = prepare(dataset, split, base, k0=k0, index_dir=index,
                            progress=lambda msg: typer.echo(msg, err=True))
-        settings = replace(prepared.index.config.fusion_settings, **_fusion_overrides(fusion, norm, alpha, rrf_k, k0))
+        overrides = _fusion_overrides(fusion, norm, alpha, rrf_k, k0)
+        overrides.update({k: v for k, v in {"alpha_question": alpha_question,
+                                             "alpha_statement": alpha_statement}.items() if v is not None})
+        settings = replace(prepared.index.config.fusion_settings, **overrides)
         results = {m: prepared.score(m, settings) for m in modes}
         if run_file is not None:
             write_trec_run(run_file, prepared.run_for(modes[-1], settings), f"searchapp-{modes[-1]}")

@@ -13,6 +13,9 @@ from searchapp.ingest.splitter import SplitterConfig
 from searchapp.query.fusion import Fusion
 
 MODES = ("hybrid", "dense", "lexical")
+# Fusion settings stored flat in the index config under the same names (``method`` is stored as ``fusion``).
+FUSION_FIELDS = tuple(f.name for f in fields(Fusion) if f.name != "method")
+_FUSION = Fusion()
 
 
 @dataclass(frozen=True)
@@ -29,11 +32,14 @@ class IndexConfig:
     max_tokens: int = 256
     overlap: int = 0
     max_chars: int = 4000
-    fusion: str = "convex"
-    norm: str = "theoretical"
-    alpha: float = 0.5
-    rrf_k: int = 60
-    k0: int = 100
+    # Hybrid defaults: those of Fusion() (query/fusion.py), chosen in docs/evaluation.md.
+    fusion: str = _FUSION.method
+    norm: str = _FUSION.norm
+    alpha: float = _FUSION.alpha
+    rrf_k: int = _FUSION.rrf_k
+    k0: int = _FUSION.k0
+    alpha_question: float = _FUSION.alpha_question
+    alpha_statement: float = _FUSION.alpha_statement
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", canonical_name(self.model))
@@ -44,7 +50,11 @@ class IndexConfig:
     @property
     def fusion_settings(self) -> Fusion:
         """Hybrid ranking's defaults for this index."""
-        return Fusion(method=self.fusion, norm=self.norm, alpha=self.alpha, rrf_k=self.rrf_k, k0=self.k0)
+        return Fusion(method=self.fusion, **{name: getattr(self, name) for name in FUSION_FIELDS})
+
+    def with_fusion(self, fusion: Fusion) -> IndexConfig:
+        """A copy whose hybrid defaults are ``fusion``."""
+        return replace(self, fusion=fusion.method, **{name: getattr(fusion, name) for name in FUSION_FIELDS})
 
     @property
     def splitter(self) -> SplitterConfig:

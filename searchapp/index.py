@@ -6,7 +6,7 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -209,10 +209,7 @@ class Index:
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""
-        self.config = replace(
-            self.config, fusion=fusion.method, norm=fusion.norm, alpha=fusion.alpha, rrf_k=fusion.rrf_k,
-            k0=fusion.k0,
-        )
+        self.config = self.config.with_fusion(fusion)
         self.meta.put_settings(self.config.to_settings())
 
     def save_vectors(self) -> None:

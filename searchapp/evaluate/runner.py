@@ -108,6 +108,10 @@ def prepare(
         path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
         max_tokens=config.max_tokens, overlap=config.overlap,
     )
+    if index_dir is None:
+        # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its own
+        # (for example a tuned one).
+        index.set_fusion(IndexConfig().fusion_settings)
     if index.stats().documents != len(data.corpus):
         if progress:
             progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")

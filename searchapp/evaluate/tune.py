@@ -14,6 +14,8 @@ from searchapp.query.fusion import NORMS, Fusion
 
 ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 RRF_KS = (10, 30, 60, 100)
+ALPHAS_QUESTION = (0.6, 0.7, 0.8, 0.9, 1.0)
+ALPHAS_STATEMENT = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 @dataclass(frozen=True)
@@ -27,14 +29,17 @@ class TuneResult:
 
 
 def grid(base: Fusion) -> Iterator[Fusion]:
-    """Convex (each normalisation x alpha), RRF (each k) and adaptive (each normalisation), at ``base.k0``."""
+    """Convex (each normalisation x alpha), RRF (each k) and adaptive (each normalisation x its two weights),
+    at ``base.k0``."""
     for norm in NORMS:
         for alpha in ALPHAS:
             yield replace(base, method="convex", norm=norm, alpha=alpha)
     for k in RRF_KS:
         yield replace(base, method="rrf", rrf_k=k)
     for norm in NORMS:
-        yield replace(base, method="adaptive", norm=norm)
+        for aq in ALPHAS_QUESTION:
+            for as_ in ALPHAS_STATEMENT:
+                yield replace(base, method="adaptive", norm=norm, alpha_question=aq, alpha_statement=as_)
 
 
 def tune(prepared: Prepared, metric: str = "ndcg@10") -> TuneResult:

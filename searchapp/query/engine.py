@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 class Candidates:
     """Hybrid candidates of one query: both sides' raw scores for the same passage ids."""
 
+    query: str
     dense: dict[int, float]
     lexical: dict[int, float]
 
@@ -41,7 +42,7 @@ def gather(index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int
     lex.update(lexical.scores(conn, query, [pid for pid in dense if pid not in lex]))
     for pid in lex:  # a candidate with no stored vector cannot rank above any real one
         dense.setdefault(pid, COSINE_MIN)
-    return Candidates(dense, lex)
+    return Candidates(query, dense, lex)
 
 
 def fuse(cands: Candidates, fusion: Fusion) -> Run:

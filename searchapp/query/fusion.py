@@ -32,19 +32,23 @@ NORMS = ("theoretical", "minmax", "zscore")
 class Fusion:
     """How hybrid ranking fuses the two sides. Stored in the index config; overridable per query."""
 
-    method: str = "convex"
-    norm: str = "theoretical"
+    method: str = "adaptive"
+    norm: str = "zscore"
     alpha: float = 0.5
     rrf_k: int = 60
     k0: int = 100
+    alpha_question: float = 0.8
+    alpha_statement: float = 0.5
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ConfigError(f"unknown fusion '{self.method}': use one of {', '.join(METHODS)}")
         if self.norm not in NORMS:
             raise ConfigError(f"unknown normalisation '{self.norm}': use one of {', '.join(NORMS)}")
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ConfigError(f"alpha must be in [0, 1], got {self.alpha}")
+        for name in ("alpha", "alpha_question", "alpha_statement"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {value}")
         if self.rrf_k < 0:
             raise ConfigError(f"rrf_k must be >= 0, got {self.rrf_k}")
         if self.k0 < 1:

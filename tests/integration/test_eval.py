@@ -71,3 +71,28 @@ def test_eval_missing_split_is_a_clear_error(tmp_path: Path) -> None:
     ds = write_beir(tmp_path / "tiny")
     res = CliRunner().invoke(app, ["eval", str(ds), "--split", "dev"])
     assert res.exit_code == 1 and "qrels/dev.tsv" in res.stderr
+
+
+def test_tune_prints_best_setting_and_writes_config(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    ds = write_beir(tmp_path / "tiny")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Something to index.")
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "docs"]).exit_code == 0
+    res = runner.invoke(app, ["tune", str(ds), "--split", "test", "--json", "--write-config", ".searchapp"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    expected = {"fusion", "norm", "alpha", "rrf_k", "k0", "alpha_question", "alpha_statement", "metric", "value"}
+    assert expected <= set(out)
+    assert out["metric"] == "ndcg@10" and 0.0 <= out["value"] <= 1.0
+    # The best setting is at least as good as the plain default on the same queries.
+    res = runner.invoke(app, ["eval", str(ds), "--split", "test", "--mode", "hybrid", "--json"])
+    assert out["value"] >= json.loads(res.stdout)["results"]["hybrid"]["ndcg@10"] - 1e-9
+    status = json.loads(runner.invoke(app, ["status", "--json"]).stdout)
+    assert (status["fusion"], status["norm"]) == (out["fusion"], out["norm"])
+
+
+def test_tune_rejects_unknown_metric(tmp_path: Path) -> None:
+    ds = write_beir(tmp_path / "tiny")
+    res = CliRunner().invoke(app, ["tune", str(ds), "--split", "test", "--metric", "p@5"])
+    assert res.exit_code == 1 and "unknown metric" in res.stderr
