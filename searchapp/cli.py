@@ -122,7 +122,10 @@ def _progress(quiet: bool) -> Iterator[Callable[[int, int], None]]:
 
 @app.command()
 def query(
-    text: Annotated[str, typer.Argument(help="The question or keywords.")],
+    text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Run every line of this file as a query (batched).")
+    ] = None,
     index: IndexOpt = DEFAULT_INDEX,
     k: Annotated[int, typer.Option("--k", "-k", help="Number of hits.")] = 10,
     mode: Annotated[str, typer.Option(help="hybrid, dense or lexical.")] = "hybrid",
@@ -135,16 +138,41 @@ def query(
     k0: Annotated[int | None, typer.Option(help="Hybrid candidates taken from each side (index default).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rank passages for a question."""
+    """Rank passages for a question (or for every line of --file, encoded in batches)."""
     from searchapp.index import Index
 
-    with _errors(), Index(index) as ix:
-        hits = ix.search(text, k=k, mode=mode, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k, k0=k0)
-        if not hits and ix.meta.counts()[1] == 0:
-            raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
+    with _errors():
+        queries = _queries(text, file)
+        with Index(index) as ix:
+            if ix.meta.counts()[1] == 0:
+                raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
+            results = ix.search_batch(
+                queries, k=k, mode=mode, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k, k0=k0
+            )
+    for q, hits in zip(queries, results, strict=True):
+        _render(q, mode, hits, as_json, header=file is not None)
+
+
+def _queries(text: str | None, file: Path | None) -> list[str]:
+    if (text is None) == (file is None):
+        raise SearchappError("give a query TEXT or --file FILE, not both or neither")
+    if file is None:
+        return [text or ""]
+    try:
+        lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{file}: cannot read queries: {exc}") from exc
+    return [line for line in lines if line]
+
+
+def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool) -> None:
+    """One query's hits: a JSON document (one line each with --file), or a readable table."""
     if as_json:
-        _emit_json({"query": text, "mode": mode, "hits": [h.to_dict() for h in hits]})
+        doc = {"query": query, "mode": mode, "hits": [h.to_dict() for h in hits]}
+        typer.echo(json.dumps(doc, ensure_ascii=False) if header else json.dumps(doc, ensure_ascii=False, indent=2))
         return
+    if header:
+        typer.echo(f"# {query}")
     if not hits:
         typer.echo("no results")
         return
@@ -173,148 +201,5 @@ def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
     app()
 
 
-@app.command("eval-sts")
-def eval_sts(
-    file: Annotated[Path, typer.Argument(help="STS-B format file (tab-separated; score col 5, sentences 6-7).")],
-    model: Annotated[str, typer.Option(help="Model name or local model folder.")] = "all-MiniLM-L6-v2",
-    pooling: Annotated[str, typer.Option(help="Pooling strategy: mean, cls, layers, sbert-wk.")] = "mean",
-    pooling_param: Annotated[
-        list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE (repeatable).")
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Spearman x 100 between gold similarity and the cosine of the two sentences' embeddings."""
-    from searchapp.config import parse_params
-    from searchapp.encode.encoder import Encoder
-    from searchapp.evaluate.sts import read_sts, sts_spearman
-
-    with _errors():
-        params = parse_params(pooling_param or [])
-        encoder = Encoder(model=model, pooling=pooling, pooling_params=params)
-        pairs = read_sts(file)
-        rho = sts_spearman(encoder, pairs)
-    if as_json:
-        _emit_json({"file": str(file), "model": encoder.model_name, "pooling": pooling, "pooling_params": params,
-                    "pairs": len(pairs.scores), "spearman": round(rho, 4)})
-    else:
-        shown = f"{pooling} {json.dumps(params)}" if params else pooling
-        typer.echo(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")
-
-
-def _fusion_overrides(fusion: str | None, norm: str | None, alpha: float | None, rrf_k: int | None,
-                      k0: int | None) -> dict[str, Any]:
-    return {k: v for k, v in {"method": fusion, "norm": norm, "alpha": alpha, "rrf_k": rrf_k, "k0": k0}.items()
-            if v is not None}
-
-
-@app.command("eval")
-def eval_cmd(
-    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/.")],
-    split: Annotated[str, typer.Option(help="Qrels split: qrels/<split>.tsv.")] = "test",
-    mode: Annotated[str, typer.Option(help="lexical, dense, hybrid or all.")] = "all",
-    model: Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")] = None,
-    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (default mean).")] = None,
-    pooling_param: Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Passage budget in word pieces.")] = None,
-    fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf.")] = None,
-    norm: Annotated[str | None, typer.Option(help="Normalisation: theoretical, minmax, zscore.")] = None,
-    alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
-    rrf_k: Annotated[int | None, typer.Option(help="RRF constant.")] = None,
-    k0: Annotated[int | None, typer.Option(help="Hybrid candidates per side.")] = None,
-    alpha_question: Annotated[float | None, typer.Option(help="Adaptive: dense weight for questions.")] = None,
-    alpha_statement: Annotated[float | None, typer.Option(help="Adaptive: dense weight for other queries.")] = None,
-    run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
-    index: Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
-    from dataclasses import asdict, replace
-
-    from searchapp.config import IndexConfig, parse_params
-    from searchapp.evaluate.runner import modes_for, prepare, write_trec_run
-
-    with _errors():
-        given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens,
-                                 "pooling_params": parse_params(pooling_param or []) or None}
-        base = IndexConfig(**{k: v for k, v in given.items() if v is not None})
-        modes = modes_for(mode)
-        for m in modes:
-            check_mode_cli(m)
-        prepared = prepare(dataset, split, base, k0=k0, index_dir=index,
-                           progress=lambda msg: typer.echo(msg, err=True))
-        overrides = _fusion_overrides(fusion, norm, alpha, rrf_k, k0)
-        overrides.update({k: v for k, v in {"alpha_question": alpha_question,
-                                             "alpha_statement": alpha_statement}.items() if v is not None})
-        settings = replace(prepared.index.config.fusion_settings, **overrides)
-        results = {m: prepared.score(m, settings) for m in modes}
-        if run_file is not None:
-            write_trec_run(run_file, prepared.run_for(modes[-1], settings), f"searchapp-{modes[-1]}")
-        prepared.index.close()
-    judged = prepared.judged
-    skipped = len(prepared.data.qrels) - judged
-    out = {"dataset": dataset.name, "split": split, "queries": judged, "skipped": skipped,
-           "fusion": asdict(settings), "results": results}
-    if as_json:
-        _emit_json(out)
-        return
-    typer.echo(f"{dataset.name} {split}: {out['queries']} queries ({skipped} skipped: no relevant document)")
-    names = list(next(iter(results.values())))
-    typer.echo(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
-    for m, metrics in results.items():
-        typer.echo(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
-
-
-def check_mode_cli(mode: str) -> None:
-    """Reject an unknown mode before any indexing work."""
-    from searchapp.config import check_mode
-
-    check_mode(mode)
-
-
-@app.command()
-def tune(
-    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder with labelled queries.")],
-    split: Annotated[str, typer.Option(help="Qrels split to tune on.")] = "train",
-    metric: Annotated[str, typer.Option(help="ndcg@10, mrr@10, recall@100 or map@100.")] = "ndcg@10",
-    model: Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")] = None,
-    pooling: Annotated[str | None, typer.Option(help="Pooling strategy (default mean).")] = None,
-    pooling_param: Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE.")] = None,
-    k0: Annotated[int | None, typer.Option(help="Hybrid candidates per side.")] = None,
-    write_config: Annotated[
-        Path | None, typer.Option(help="Store the best setting as this index's hybrid default.")
-    ] = None,
-    index: Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Search the hybrid fusion settings on labelled queries and print the best."""
-    from dataclasses import asdict
-
-    from searchapp.config import IndexConfig, parse_params
-    from searchapp.evaluate.metrics import METRICS
-    from searchapp.evaluate.runner import prepare
-    from searchapp.evaluate.tune import tune as run_tune
-    from searchapp.index import Index
-
-    with _errors():
-        if metric not in METRICS:
-            raise SearchappError(f"unknown metric '{metric}': use one of {', '.join(METRICS)}")
-        given: dict[str, Any] = {"model": model, "pooling": pooling,
-                                 "pooling_params": parse_params(pooling_param or []) or None}
-        base = IndexConfig(**{k: v for k, v in given.items() if v is not None})
-        prepared = prepare(dataset, split, base, k0=k0, index_dir=index,
-                           progress=lambda msg: typer.echo(msg, err=True))
-        result = run_tune(prepared, metric)
-        prepared.index.close()
-        if write_config is not None:
-            with Index(write_config) as target:
-                target.set_fusion(result.best)
-    best = asdict(result.best)
-    out = {"fusion": best.pop("method"), **best, "metric": metric, "value": round(result.value, 4),
-           "queries": prepared.judged, "dataset": dataset.name, "split": split}
-    if as_json:
-        _emit_json(out)
-        return
-    typer.echo(f"best on {dataset.name} {split} ({prepared.judged} queries): "
-               + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
-    if write_config is not None:
-        typer.echo(f"written to {write_config}")
+# Registers eval, eval-sts and tune on `app` (kept in their own module so this one stays small).
+from searchapp import cli_eval  # noqa: E402,F401

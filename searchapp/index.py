@@ -236,11 +236,11 @@ class Index:
 
         return search(self, query, k=k, mode=mode, **fusion)
 
-    def search_many(self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[list[Hit]]:
+    def search_batch(self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
-        from searchapp.query.engine import search_many
+        from searchapp.query.engine import search_batch
 
-        return search_many(self, queries, k=k, mode=mode, **fusion)
+        return search_batch(self, queries, k=k, mode=mode, **fusion)
 
     def stats(self) -> IndexStats:
         """Counts, encoder and size on disk."""

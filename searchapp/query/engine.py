@@ -64,7 +64,7 @@ def resolve_fusion(index: Index, overrides: dict[str, Any] | None) -> Fusion:
     return replace(index.config.fusion_settings, **given)
 
 
-def search_many(
+def search_batch(
     index: Index, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any
 ) -> list[list[Hit]]:
     """The ``k`` best passages for each query; ``fusion`` overrides the index's hybrid settings
@@ -78,23 +78,20 @@ def search_many(
     out: list[list[Hit]] = [[] for _ in queries]
     if not live:
         return out
-    qvecs = None
-    if mode != "lexical":
-        qvecs = index.encoder.encode([queries[i] for i in live], truncate=True)
+    # Lexical mode never loads the model.
+    qvecs = None if mode == "lexical" else index.encoder.encode([queries[i] for i in live], truncate=True)
     with index.meta.connect() as conn:
         for n, i in enumerate(live):
             query = queries[i]
             dense: dict[int, float] = {}
             lex: dict[int, float] = {}
-            if mode == "lexical":
+            if qvecs is None:
                 run = lexical.search(conn, query, k)
                 lex = dict(run)
             elif mode == "dense":
-                assert qvecs is not None
                 run = index.vectors.search(qvecs[n], k)
                 dense = dict(run)
             else:
-                assert qvecs is not None
                 cands = gather(index, conn, query, qvecs[n], k0)
                 dense, lex = cands.dense, cands.lexical
                 run = fuse(cands, settings)[:k]
@@ -103,8 +100,8 @@ def search_many(
 
 
 def search(index: Index, query: str, k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[Hit]:
-    """The ``k`` best passages for ``query``; see :func:`search_many`."""
-    return search_many(index, [query], k=k, mode=mode, **fusion)[0]
+    """The ``k`` best passages for ``query``; see :func:`search_batch`."""
+    return search_batch(index, [query], k=k, mode=mode, **fusion)[0]
 
 
 def _hydrate(index: Index, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:

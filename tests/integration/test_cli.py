@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from searchapp.cli import app
@@ -100,3 +101,19 @@ def test_help_does_not_import_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out
+
+
+def test_query_file_runs_every_line_as_json_lines(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    make_docs(tmp_path / "docs")
+    assert runner.invoke(app, ["ingest", "docs"]).exit_code == 0
+    (tmp_path / "q.txt").write_text("how do I rotate the signing keys?\n\nwatering tomatoes\n")
+    res = runner.invoke(app, ["query", "--file", "q.txt", "--json", "-k", "1"])
+    assert res.exit_code == 0, res.output
+    docs = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [d["query"] for d in docs] == ["how do I rotate the signing keys?", "watering tomatoes"]
+    assert docs[0]["hits"][0]["path"].endswith("keys.md") and docs[1]["hits"][0]["path"].endswith("garden.txt")
+    single = json.loads(runner.invoke(app, ["query", "watering tomatoes", "--json", "-k", "1"]).stdout)
+    assert [h["passage_id"] for h in single["hits"]] == [h["passage_id"] for h in docs[1]["hits"]]
+    assert single["hits"][0]["dense_score"] == pytest.approx(docs[1]["hits"][0]["dense_score"], abs=1e-5)
+    res = runner.invoke(app, ["query", "x", "--file", "q.txt"])
+    assert res.exit_code == 1 and "not both" in res.stderr

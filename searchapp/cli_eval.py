@@ -1,0 +1,154 @@
+"""Evaluation commands (eval, eval-sts, tune), registered on the main Typer app by ``searchapp.cli``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from searchapp.cli import JsonOpt, _emit_json, _errors, app
+from searchapp.errors import SearchappError
+
+if TYPE_CHECKING:
+    from searchapp.config import IndexConfig
+
+ModelOpt = Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")]
+PoolingOpt = Annotated[str | None, typer.Option(help="Pooling strategy: mean, cls, layers, sbert-wk (default mean).")]
+PoolingParamOpt = Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE (repeatable).")]
+K0Opt = Annotated[int | None, typer.Option(help="Hybrid candidates per side.")]
+EvalIndexOpt = Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")]
+
+
+def _encoder_config(
+    model: str | None, pooling: str | None, pooling_param: list[str] | None, max_tokens: int | None = None
+) -> IndexConfig:
+    from searchapp.config import IndexConfig, parse_params
+
+    given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens,
+                             "pooling_params": parse_params(pooling_param or []) or None}
+    return IndexConfig(**{k: v for k, v in given.items() if v is not None})
+
+
+def _progress(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+@app.command("eval")
+def eval_cmd(
+    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/.")],
+    split: Annotated[str, typer.Option(help="Qrels split: qrels/<split>.tsv.")] = "test",
+    mode: Annotated[str, typer.Option(help="lexical, dense, hybrid or all.")] = "all",
+    model: ModelOpt = None,
+    pooling: PoolingOpt = None,
+    pooling_param: PoolingParamOpt = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Passage budget in word pieces.")] = None,
+    fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf.")] = None,
+    norm: Annotated[str | None, typer.Option(help="Normalisation: theoretical, minmax, zscore.")] = None,
+    alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
+    rrf_k: Annotated[int | None, typer.Option(help="RRF constant.")] = None,
+    k0: K0Opt = None,
+    alpha_question: Annotated[float | None, typer.Option(help="Adaptive: dense weight for questions.")] = None,
+    alpha_statement: Annotated[float | None, typer.Option(help="Adaptive: dense weight for other queries.")] = None,
+    run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
+    index: EvalIndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
+    from searchapp.config import check_mode
+    from searchapp.evaluate.runner import modes_for, prepare, write_trec_run
+
+    with _errors():
+        base = _encoder_config(model, pooling, pooling_param, max_tokens)
+        modes = modes_for(mode)
+        for m in modes:
+            check_mode(m)  # before any indexing work
+        prepared = prepare(dataset, split, base, k0=k0, index_dir=index, progress=_progress)
+        given: dict[str, Any] = {"method": fusion, "norm": norm, "alpha": alpha, "rrf_k": rrf_k, "k0": k0,
+                 "alpha_question": alpha_question, "alpha_statement": alpha_statement}
+        settings = replace(prepared.index.config.fusion_settings, **{k: v for k, v in given.items() if v is not None})
+        results = {m: prepared.score(m, settings) for m in modes}
+        if run_file is not None:
+            write_trec_run(run_file, prepared.run_for(modes[-1], settings), f"searchapp-{modes[-1]}")
+        prepared.index.close()
+    skipped = len(prepared.data.qrels) - prepared.judged
+    out = {"dataset": dataset.name, "split": split, "queries": prepared.judged, "skipped": skipped,
+           "fusion": asdict(settings), "results": results}
+    if as_json:
+        _emit_json(out)
+        return
+    typer.echo(f"{dataset.name} {split}: {prepared.judged} queries ({skipped} skipped: no relevant document)")
+    names = list(next(iter(results.values())))
+    typer.echo(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
+    for m, metrics in results.items():
+        typer.echo(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
+
+
+@app.command()
+def tune(
+    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder with labelled queries.")],
+    split: Annotated[str, typer.Option(help="Qrels split to tune on.")] = "train",
+    metric: Annotated[str, typer.Option(help="ndcg@10, mrr@10, recall@100 or map@100.")] = "ndcg@10",
+    model: ModelOpt = None,
+    pooling: PoolingOpt = None,
+    pooling_param: PoolingParamOpt = None,
+    k0: K0Opt = None,
+    write_config: Annotated[
+        Path | None, typer.Option(help="Store the best setting as this index's hybrid default.")
+    ] = None,
+    index: EvalIndexOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the hybrid fusion settings on labelled queries and print the best."""
+    from searchapp.evaluate.metrics import METRICS
+    from searchapp.evaluate.runner import prepare
+    from searchapp.evaluate.tune import tune as run_tune
+    from searchapp.index import Index
+
+    with _errors():
+        if metric not in METRICS:
+            raise SearchappError(f"unknown metric '{metric}': use one of {', '.join(METRICS)}")
+        base = _encoder_config(model, pooling, pooling_param)
+        prepared = prepare(dataset, split, base, k0=k0, index_dir=index, progress=_progress)
+        result = run_tune(prepared, metric)
+        prepared.index.close()
+        if write_config is not None:
+            with Index(write_config) as target:
+                target.set_fusion(result.best)
+    best = asdict(result.best)
+    out = {"fusion": best.pop("method"), **best, "metric": metric, "value": round(result.value, 4),
+           "queries": prepared.judged, "dataset": dataset.name, "split": split}
+    if as_json:
+        _emit_json(out)
+        return
+    typer.echo(f"best on {dataset.name} {split} ({prepared.judged} queries): "
+               + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
+    if write_config is not None:
+        typer.echo(f"written to {write_config}")
+
+
+@app.command("eval-sts")
+def eval_sts(
+    file: Annotated[Path, typer.Argument(help="STS-B format file (tab-separated; score col 5, sentences 6-7).")],
+    model: ModelOpt = None,
+    pooling: PoolingOpt = None,
+    pooling_param: PoolingParamOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Spearman x 100 between gold similarity and the cosine of the two sentences' embeddings."""
+    from searchapp.encode.encoder import Encoder
+    from searchapp.evaluate.sts import read_sts, sts_spearman
+
+    with _errors():
+        config = _encoder_config(model, pooling, pooling_param)
+        encoder = Encoder(model=config.model, pooling=config.pooling, pooling_params=config.pooling_params)
+        pairs = read_sts(file)
+        rho = sts_spearman(encoder, pairs)
+    if as_json:
+        _emit_json({"file": str(file), "model": encoder.model_name, "pooling": config.pooling,
+                    "pooling_params": config.pooling_params, "pairs": len(pairs.scores), "spearman": round(rho, 4)})
+        return
+    shown = f"{config.pooling} {json.dumps(config.pooling_params)}" if config.pooling_params else config.pooling
+    typer.echo(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")
