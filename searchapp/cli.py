@@ -67,6 +67,11 @@ def ingest(
         int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
     ] = None,
     overlap: Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="auto (bf16 where native and faster), fp32 or bf16 (default: the index's).")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="Passages per forward pass.")] = 32,
+    threads: Annotated[int | None, typer.Option(help="CPU threads for the model (default: all cores).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -78,7 +83,8 @@ def ingest(
             raise SearchappError(f"{path}: no such file or folder")
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
-            index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap
+            index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
+            precision=precision, batch_size=batch_size, threads=threads,
         )
         with ix, _progress(quiet=False) as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress)

@@ -22,12 +22,19 @@ K0Opt = Annotated[int | None, typer.Option(help="Hybrid candidates per side.")]
 EvalIndexOpt = Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")]
 
 
+PrecisionOpt = Annotated[str | None, typer.Option(help="auto, fp32 or bf16 (default auto).")]
+
+
 def _encoder_config(
-    model: str | None, pooling: str | None, pooling_param: list[str] | None, max_tokens: int | None = None
+    model: str | None,
+    pooling: str | None,
+    pooling_param: list[str] | None,
+    max_tokens: int | None = None,
+    precision: str | None = None,
 ) -> IndexConfig:
     from searchapp.config import IndexConfig, parse_params
 
-    given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens,
+    given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens, "precision": precision,
                              "pooling_params": parse_params(pooling_param or []) or None}
     return IndexConfig(**{k: v for k, v in given.items() if v is not None})
 
@@ -45,6 +52,7 @@ def eval_cmd(
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
     max_tokens: Annotated[int | None, typer.Option(help="Passage budget in word pieces.")] = None,
+    precision: PrecisionOpt = None,
     fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf.")] = None,
     norm: Annotated[str | None, typer.Option(help="Normalisation: theoretical, minmax, zscore.")] = None,
     alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
@@ -61,7 +69,7 @@ def eval_cmd(
     from searchapp.evaluate.runner import modes_for, prepare, write_trec_run
 
     with _errors():
-        base = _encoder_config(model, pooling, pooling_param, max_tokens)
+        base = _encoder_config(model, pooling, pooling_param, max_tokens, precision)
         modes = modes_for(mode)
         for m in modes:
             check_mode(m)  # before any indexing work

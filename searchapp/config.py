@@ -8,6 +8,7 @@ from typing import Any
 
 from searchapp.encode.models import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
+from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError, EncoderMismatchError
 from searchapp.ingest.splitter import SplitterConfig
 from searchapp.query.fusion import Fusion
@@ -32,6 +33,7 @@ class IndexConfig:
     max_tokens: int = 256
     overlap: int = 0
     max_chars: int = 4000
+    precision: str = "auto"
     # Hybrid defaults: those of Fusion() (query/fusion.py), chosen in docs/evaluation.md.
     fusion: str = _FUSION.method
     norm: str = _FUSION.norm
@@ -45,6 +47,7 @@ class IndexConfig:
         object.__setattr__(self, "model", canonical_name(self.model))
         get_pooling(self.pooling, **self.pooling_params)
         _ = self.splitter  # builds (so validates) the splitter settings
+        check_precision(self.precision)
         _ = self.fusion_settings  # and the fusion settings
 
     @property

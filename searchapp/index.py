@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from searchapp.config import IndexConfig
+from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.store.metadata import MetadataStore
@@ -27,6 +28,9 @@ DB_NAME = "index.db"
 VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
+# Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
+# same model agree to a cosine of 0.9999): given for an existing index, they apply to this process only.
+_RUNTIME_KEYS = ("precision",)
 
 
 class EncoderLike(Protocol):
@@ -76,6 +80,9 @@ class Index:
         create: bool = False,
         config: IndexConfig | None = None,
         encoder: EncoderLike | None = None,
+        precision: str | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
     ) -> None:
         self.path = Path(path)
         db = self.path / DB_NAME
@@ -99,6 +106,10 @@ class Index:
             self.config = config or IndexConfig()
             self.meta.put_settings(self.config.to_settings())
         self._encoder = encoder
+        # Runtime knobs of this process's encoder; the stored precision is the default.
+        self._precision = check_precision(precision) if precision is not None else self.config.precision
+        self._batch_size = batch_size
+        self._threads = threads
         self._vectors: VectorStore | None = None
         self._lock: IO[str] | None = None
 
@@ -110,15 +121,19 @@ class Index:
         encoder: EncoderLike | None = None,
         **settings: Any,
     ) -> Index:
-        """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` fields).
+        """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` fields, plus the runtime
+        knobs ``batch_size`` and ``threads``).
 
-        A setting that is ``None`` means "as the index was built" (or the default for a new index); a setting
-        that differs from an existing index's raises ``EncoderMismatchError`` or ``ConfigError``.
+        A setting that is ``None`` means "as the index was built" (or the default for a new index); an encoder
+        or splitter setting that differs from an existing index's raises ``EncoderMismatchError`` or
+        ``ConfigError``; ``precision`` given for an existing index applies to this process only.
         """
         given = {k: v for k, v in settings.items() if v is not None}
+        knobs = {k: given.pop(k) for k in ("batch_size", "threads") if k in given}
         if not (Path(path) / DB_NAME).exists():
-            return cls(path, create=True, config=IndexConfig(**given), encoder=encoder)
-        index = cls(path, encoder=encoder)
+            return cls(path, create=True, config=IndexConfig(**given), encoder=encoder, **knobs)
+        runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
+        index = cls(path, encoder=encoder, **runtime, **knobs)
         built = index.config
         try:
             built.check_encoder(given.get("model"), given.get("pooling"), given.get("pooling_params"))
@@ -142,7 +157,10 @@ class Index:
             from searchapp.encode.encoder import Encoder
 
             c = self.config
-            self._encoder = Encoder(model=c.model, pooling=c.pooling, pooling_params=c.pooling_params)
+            self._encoder = Encoder(
+                model=c.model, pooling=c.pooling, pooling_params=c.pooling_params, batch_size=self._batch_size,
+                threads=self._threads, precision=self._precision,
+            )
         return self._encoder
 
     @property

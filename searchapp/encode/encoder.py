@@ -11,26 +11,31 @@ import numpy as np
 
 from searchapp.encode.models import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
+from searchapp.encode.precision import check_precision
+from searchapp.errors import ConfigError
 
 if TYPE_CHECKING:
     from searchapp.encode.transformer import TransformerModel
 
 
-_MODELS: dict[tuple[str, int | None], TransformerModel] = {}
+_MODELS: dict[tuple[str, int | None, str], TransformerModel] = {}
 
 
-def _shared_model(name: str, threads: int | None) -> TransformerModel:
-    """One loaded model per process and name: encoders and indexes opened again reuse its weights."""
+def _shared_model(name: str, threads: int | None, precision: str) -> TransformerModel:
+    """One loaded model per process, name and precision: encoders and indexes opened again reuse its weights."""
     from searchapp.encode.transformer import TransformerModel
 
-    key = (name, threads)
+    key = (name, threads, precision)
     if key not in _MODELS:
-        _MODELS[key] = TransformerModel(name, threads=threads)
+        _MODELS[key] = TransformerModel(name, threads=threads, precision=precision)
     return _MODELS[key]
 
 
 class Encoder:
     """Embeds texts with a transformer's layers and a named pooling strategy.
+
+    ``precision`` is ``fp32``, ``bf16`` (autocast on the CPU) or ``auto`` (bf16 only where it is native and
+    measured faster; see ``encode/precision.py``); pooling is always float32.
 
     ``encode(texts)`` returns float32 ``(n, d)`` with unit-length rows, so that inner product is cosine.
     Texts are sorted by length into batches to keep padding small; the output keeps the input order.
@@ -43,19 +48,23 @@ class Encoder:
         pooling_params: dict[str, Any] | None = None,
         batch_size: int = 32,
         threads: int | None = None,
+        precision: str = "fp32",
     ) -> None:
         self.model_name = canonical_name(model)
         self.pooling = pooling
         self.pooling_params = dict(pooling_params or {})
         self._pool = get_pooling(pooling, **self.pooling_params)  # fails fast on a bad name or parameter
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
         self.threads = threads
+        self.precision = check_precision(precision)
         self._model: TransformerModel | None = None
         self._dimension: int | None = None
 
     def _load(self) -> TransformerModel:
         if self._model is None:
-            self._model = _shared_model(self.model_name, self.threads)
+            self._model = _shared_model(self.model_name, self.threads, self.precision)
         return self._model
 
     @property

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from searchapp.encode.models import model_dir
+from searchapp.encode.precision import resolve as resolve_precision
 from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
 from searchapp.errors import ConfigError, ModelLoadError
 
@@ -38,7 +39,7 @@ class LayerStates:
 class TransformerModel:
     """A BERT-style encoder loaded from a local directory, run without gradients on the CPU."""
 
-    def __init__(self, model: str, threads: int | None = None) -> None:
+    def __init__(self, model: str, threads: int | None = None, precision: str = "fp32") -> None:
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
 
@@ -52,6 +53,7 @@ class TransformerModel:
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"{path}: cannot load model: {exc}") from exc
         self.model.eval()
+        self.precision = resolve_precision(precision)
         self.tokenizer = load_tokenizer(model)
         self.max_length = _max_length(path, int(self.model.config.max_position_embeddings))
         # BERT takes token_type_ids; MPNet and RoBERTa-style models do not.
@@ -87,10 +89,12 @@ class TransformerModel:
             n = len(e.ids)
             ids[i, :n] = torch.tensor(e.ids, dtype=torch.long)
             mask[i, :n] = 1
-        with torch.inference_mode():
+        bf16 = self.precision == "bf16"
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             extra = {"token_type_ids": torch.zeros_like(ids)} if self._token_types else {}
             out = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, **extra)
-        return LayerStates(torch.stack(out.hidden_states), mask)
+        # Pooling always runs in float32, whatever the forward pass used.
+        return LayerStates(torch.stack(out.hidden_states).float(), mask)
 
 
 def _max_length(path: Path, positions: int) -> int:

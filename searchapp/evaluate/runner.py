@@ -85,11 +85,14 @@ class Prepared:
 
 def index_path(folder: Path, config: IndexConfig) -> Path:
     """Cache folder of the index for this corpus and encoder/splitter settings."""
-    key = json.dumps(
-        {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
-         "params": config.pooling_params, "max_tokens": config.max_tokens, "overlap": config.overlap},
-        sort_keys=True,
-    )
+    from searchapp.encode.precision import resolve
+
+    fields = {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
+              "params": config.pooling_params, "max_tokens": config.max_tokens, "overlap": config.overlap}
+    precision = resolve(config.precision)
+    if precision != "fp32":  # fp32 keys stay as they were before precision was a setting
+        fields["precision"] = precision
+    key = json.dumps(fields, sort_keys=True)
     return cache_root() / "eval" / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
@@ -106,7 +109,7 @@ def prepare(
     path = index_dir or index_path(folder, config)
     index = Index.open_or_create(
         path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
-        max_tokens=config.max_tokens, overlap=config.overlap,
+        max_tokens=config.max_tokens, overlap=config.overlap, precision=config.precision,
     )
     if index_dir is None:
         # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its own

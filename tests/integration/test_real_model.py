@@ -110,3 +110,11 @@ def test_overlong_text_is_refused_unless_truncation_is_asked(real_encoder: Encod
     with pytest.raises(ConfigError, match="exceeds"):
         real_encoder.encode(["word " * 600])
     assert real_encoder.encode(["word " * 600], truncate=True).shape == (1, 384)
+
+
+def test_bf16_vectors_agree_with_fp32(real_encoder: Encoder) -> None:
+    texts = ["Rotate the signing keys every ninety days.", "Tomatoes need water.", "x " * 40]
+    bf16 = Encoder(precision="bf16").encode(texts)
+    fp32 = real_encoder.encode(texts)
+    assert bf16.dtype == np.float32
+    assert (bf16 * fp32).sum(axis=1).min() > 0.999

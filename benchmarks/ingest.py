@@ -1,0 +1,97 @@
+"""Whole-ingest throughput against the raw fp32 forward pass of the same passages in the same batches.
+
+    .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16] [--json]
+
+Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a
+fresh index (model loaded and warmed beforehand; everything else timed: walk, load, split, encode, SQLite,
+FTS5, FAISS), then runs the raw forward pass alone, fp32, on the passages the ingest stored, grouped and
+length-sorted exactly as the ingest batches them. Prints passages/s of each and the ratio of the ingest to the
+raw fp32 forward pass, per precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from searchapp import Encoder, Index, IndexConfig  # noqa: E402
+from searchapp.ingest.pipeline import FLUSH_PASSAGES  # noqa: E402
+
+
+def write_corpus(folder: Path, n: int) -> None:
+    folder.mkdir(parents=True)
+    with (ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl").open() as fh:
+        for i, line in enumerate(fh):
+            if i == n:
+                break
+            doc = json.loads(line)
+            (folder / f"{doc['_id']}.txt").write_text(f"{doc['title']}\n\n{doc['text']}\n")
+
+
+def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
+    """Seconds of the forward pass alone over ``texts`` grouped and sorted as the ingest does."""
+    model = encoder._load()
+    total = 0.0
+    for g in range(0, len(texts), FLUSH_PASSAGES):
+        group = texts[g : g + FLUSH_PASSAGES]
+        lengths = [len(e.ids) for e in model.tokenizer.encode_batch(group, add_special_tokens=False)]
+        order = np.argsort(lengths, kind="stable")
+        for i in range(0, len(group), batch):
+            chunk = [group[j] for j in order[i : i + batch]]
+            start = time.perf_counter()
+            model.forward(chunk)
+            total += time.perf_counter() - start
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"])
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus"
+        write_corpus(corpus, args.docs)
+        fp32 = Encoder(precision="fp32", batch_size=args.batch)
+        fp32.encode(["warm up"])
+        for precision in args.precision:
+            enc = fp32 if precision == "fp32" else Encoder(precision=precision, batch_size=args.batch)
+            enc.encode(["warm up"])
+            with Index(Path(tmp) / f"ix-{precision}", create=True, config=IndexConfig(precision=precision),
+                       encoder=enc) as ix:
+                summary = ix.ingest(corpus)
+                texts = [r.text for r in ix.meta.hydrate(sorted(ix.meta.passage_documents())).values()]
+            n = summary.passages_embedded
+            forward = raw_forward(fp32, texts, args.batch)
+            rows.append({
+                "precision": precision, "documents": summary.added, "passages": n,
+                "ingest_s": round(summary.seconds, 2), "ingest_passages_per_s": round(n / summary.seconds, 1),
+                "raw_fp32_forward_s": round(forward, 2), "raw_fp32_passages_per_s": round(n / forward, 1),
+                "ingest_over_raw_fp32": round((n / summary.seconds) / (n / forward), 3),
+            })
+    result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "batch": args.batch, "rows": rows}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"{result['machine']}; {args.docs} SciFact abstracts as .txt files, batch {args.batch}")
+    for r in rows:
+        print(f"{r['precision']:>5}: ingest {r['ingest_passages_per_s']:.1f} passages/s, raw fp32 forward "
+              f"{r['raw_fp32_passages_per_s']:.1f} passages/s, ratio {r['ingest_over_raw_fp32']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
