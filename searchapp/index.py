@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from searchapp.config import IndexConfig
+from searchapp.encode.models import model_max_tokens
 from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
@@ -86,32 +87,63 @@ class Index:
     ) -> None:
         self.path = Path(path)
         db = self.path / DB_NAME
+        made_folder = False
         if not db.exists():
             if not create:
                 raise IndexNotFoundError(
                     f"no index at {self.path}: create one with `searchapp ingest FOLDER --index {self.path}`"
                 )
-            self.path.mkdir(parents=True, exist_ok=True)
-        self.meta = MetadataStore(db)
-        rows = self.meta.settings()
-        if rows:
-            self.config = IndexConfig.from_settings(rows)
-            if config is not None:
-                self.config.check_encoder(config.model, config.pooling, config.pooling_params)
-                if config.splitter != self.config.splitter:
-                    raise ConfigError(
-                        f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
-                    )
-        else:
-            self.config = config or IndexConfig()
-            self.meta.put_settings(self.config.to_settings())
+            made_folder = not self.path.exists()
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"{self.path}: cannot create index folder: {exc.strerror or exc}") from exc
         self._encoder = encoder
-        # Runtime knobs of this process's encoder; the stored precision is the default.
-        self._precision = check_precision(precision) if precision is not None else self.config.precision
         self._batch_size = batch_size
         self._threads = threads
         self._vectors: VectorStore | None = None
         self._lock: IO[str] | None = None
+        self.meta = MetadataStore(db)
+        rows: dict[str, str] = {}
+        try:
+            rows = self.meta.settings()
+            if rows:
+                self.config = IndexConfig.from_settings(rows)
+                if config is not None:
+                    self.config.check_encoder(config.model, config.pooling, config.pooling_params)
+                    if config.splitter != self.config.splitter:
+                        raise ConfigError(
+                            f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
+                        )
+            else:
+                self.config = config or IndexConfig()
+            # Runtime knobs of this process's encoder; the stored precision is the default.
+            self._precision = check_precision(precision) if precision is not None else self.config.precision
+            if not rows:
+                self._check_new()
+                self.meta.put_settings(self.config.to_settings())
+        except BaseException:
+            # Nothing half-made stays behind: a bad setting never leaves an index that cannot be opened again.
+            self.meta.close()
+            if not rows:
+                for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.path / name).unlink()
+                if made_folder:
+                    with contextlib.suppress(OSError):
+                        self.path.rmdir()
+            raise
+
+    def _check_new(self) -> None:
+        """Check a new index's settings against the real model before storing them: passage budget within the
+        model's limit, pooling parameters valid for its depth (pooling a dummy batch records the dimension)."""
+        limit = model_max_tokens(self.config.model)
+        if self.config.max_tokens > limit:
+            raise ConfigError(
+                f"max_tokens {self.config.max_tokens} exceeds the limit of {self.config.model} ({limit} tokens)"
+            )
+        if self.config.dimension == 0:
+            self.config = self.config.with_dimension(self.encoder.dimension)
 
     @classmethod
     def open_or_create(
@@ -182,6 +214,12 @@ class Index:
                 self._save_if_unlocked()
         return self._vectors
 
+    def refresh_vectors(self) -> None:
+        """Reload the vector file if another process rewrote it since it was loaded (long-lived readers)."""
+        store = self._vectors
+        if store is not None and self._lock is None and store.stamp != store.file_stamp():
+            self._vectors = None
+
     def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
         """Word-piece character offsets of ``texts`` with the model's tokenizer (for the splitter)."""
         return token_offsets(load_tokenizer(self.config.model), texts)
@@ -239,7 +277,8 @@ class Index:
         if self._lock is not None:
             self.save_vectors()
             return
-        with contextlib.suppress(IndexLockedError), self.writing():
+        # A reader that cannot write (locked by an ingest, or a read-only folder) keeps the rebuilt store in memory.
+        with contextlib.suppress(IndexLockedError, OSError), self.writing():
             self.save_vectors()
 
     # -- reading --------------------------------------------------------------------------------------
@@ -264,7 +303,10 @@ class Index:
         """Counts, encoder and size on disk."""
         docs, passages = self.meta.counts()
         c = self.config
-        size = sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+        size = 0
+        for f in self.path.iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a temporary file renamed away meanwhile
+                size += f.stat().st_size if f.is_file() else 0
         return IndexStats(
             path=str(self.path.absolute()), documents=docs, passages=passages, model=c.model,
             pooling=c.pooling, pooling_params=c.pooling_params, dimension=c.dimension,

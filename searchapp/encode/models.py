@@ -7,6 +7,7 @@ a directory in the Hugging Face layout (``config.json``, ``tokenizer.json``, wei
 from __future__ import annotations
 
 import importlib.resources
+import json
 from pathlib import Path
 
 from searchapp.encode.split_zip import SplitZipModel, unpacked_dir
@@ -63,3 +64,23 @@ def model_dir(name: str) -> Path:
 def bundled_models() -> list[str]:
     """Names of the models that ship as Python packages (installed or not)."""
     return sorted([*_BUNDLED, *_SPLIT])
+
+
+def model_max_tokens(name: str) -> int:
+    """Tokens the model accepts, special tokens included, read from its files (no torch needed).
+
+    The tokenizer's stated limit when sane, else the position table's size: RoBERTa-style models (MPNet)
+    reserve positions for padding, so their table is larger than the limit.
+    """
+    path = model_dir(name)
+    try:
+        positions = int(json.loads((path / "config.json").read_text())["max_position_embeddings"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelLoadError(f"{path / 'config.json'}: cannot read the model's size: {exc}") from exc
+    try:
+        stated = json.loads((path / "tokenizer_config.json").read_text()).get("model_max_length")
+    except (OSError, ValueError, AttributeError):
+        stated = None
+    if isinstance(stated, int) and 0 < stated <= positions:
+        return stated
+    return positions

@@ -48,7 +48,7 @@ def _checked(fn: PoolingFn, name: str, hidden_states: torch.Tensor, mask: torch.
     # Parameter values can only be checked against a model's depth: report them as configuration errors.
     try:
         return fn(hidden_states, mask)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # TypeError: a parameter of the wrong type, e.g. layers=-2
         raise ConfigError(f"pooling '{name}': {exc}") from exc
 
 

@@ -7,14 +7,12 @@ so that ``searchapp --help`` and BM25-only work stay fast.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from searchapp.encode.models import model_dir
+from searchapp.encode.models import model_dir, model_max_tokens
 from searchapp.encode.precision import resolve as resolve_precision
 from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
 from searchapp.errors import ConfigError, ModelLoadError
@@ -55,7 +53,7 @@ class TransformerModel:
         self.model.eval()
         self.precision = resolve_precision(precision)
         self.tokenizer = load_tokenizer(model)
-        self.max_length = _max_length(path, int(self.model.config.max_position_embeddings))
+        self.max_length = model_max_tokens(model)
         # BERT takes token_type_ids; MPNet and RoBERTa-style models do not.
         self._token_types = "token_type_ids" in inspect.signature(self.model.forward).parameters
         self.dimension = int(self.model.config.hidden_size)
@@ -96,16 +94,3 @@ class TransformerModel:
         # Pooling always runs in float32, whatever the forward pass used.
         return LayerStates(torch.stack(out.hidden_states).float(), mask)
 
-
-def _max_length(path: Path, positions: int) -> int:
-    """Tokens a model accepts: the tokenizer's stated limit when sane, else the position table's size.
-
-    RoBERTa-style models (MPNet) reserve positions for padding, so their table is larger than the limit.
-    """
-    try:
-        stated = json.loads((path / "tokenizer_config.json").read_text()).get("model_max_length")
-    except (OSError, ValueError):
-        stated = None
-    if isinstance(stated, int) and 0 < stated <= positions:
-        return stated
-    return positions

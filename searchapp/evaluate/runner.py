@@ -15,6 +15,7 @@ from pathlib import Path
 
 from searchapp.config import IndexConfig
 from searchapp.encode.split_zip import cache_root
+from searchapp.errors import SearchappError
 from searchapp.evaluate.beir import BeirSet, load_beir
 from searchapp.evaluate.metrics import evaluate
 from searchapp.index import Index
@@ -43,6 +44,7 @@ class Prepared:
     index: Index
     doc_of: dict[int, str]
     runs: dict[str, QueryRuns]
+    k0: int  # candidates per side the runs were gathered with
 
     @property
     def judged(self) -> int:
@@ -132,15 +134,18 @@ def prepare(
                 dense=index.vectors.search(vec, PASSAGE_DEPTH),
                 candidates=gather(index, conn, text, vec, k0),
             )
-    return Prepared(data, index, doc_of, runs)
+    return Prepared(data, index, doc_of, runs, k0)
 
 
 def write_trec_run(path: Path, run: dict[str, list[str]], tag: str) -> None:
     """A TREC run file: ``qid Q0 docid rank score tag``, score decreasing with rank."""
-    with path.open("w", encoding="utf-8") as fh:
-        for q, docs in run.items():
-            for i, d in enumerate(docs):
-                fh.write(f"{q} Q0 {d} {i + 1} {len(docs) - i} {tag}\n")
+    try:
+        with path.open("w", encoding="utf-8") as fh:
+            for q, docs in run.items():
+                for i, d in enumerate(docs):
+                    fh.write(f"{q} Q0 {d} {i + 1} {len(docs) - i} {tag}\n")
+    except OSError as exc:
+        raise SearchappError(f"{path}: cannot write run file: {exc.strerror or exc}") from exc
 
 
 def modes_for(mode: str) -> Sequence[str]:

@@ -44,7 +44,7 @@ def grid(base: Fusion) -> Iterator[Fusion]:
 
 def tune(prepared: Prepared, metric: str = "ndcg@10") -> TuneResult:
     """Score every setting of :func:`grid` and return the best (ties: the first in grid order)."""
-    base = prepared.index.config.fusion_settings
+    base = replace(prepared.index.config.fusion_settings, k0=prepared.k0)
     tried = [(f, prepared.score("hybrid", f)[metric]) for f in grid(base)]
     best, value = max(tried, key=lambda x: x[1])
     return TuneResult(best, metric, value, tried)

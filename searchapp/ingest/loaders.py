@@ -305,7 +305,9 @@ def load_document(path: Path) -> Document:
     return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest)
 
 
-def _selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+def selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a file passes the include/exclude globs (tried on the relative POSIX path and on the name)."""
+
     def matches(pattern: str) -> bool:
         return fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)
 
@@ -336,5 +338,5 @@ def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -
             path = directory / filename
             if filename.startswith(".") or loader_for(path) is None:
                 continue
-            if _selected(path.relative_to(base).as_posix(), filename, include, exclude):
+            if selected(path.relative_to(base).as_posix(), filename, include, exclude):
                 yield path

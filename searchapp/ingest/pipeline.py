@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.errors import LoadError, SearchappError
-from searchapp.ingest.loaders import load_document, walk
+from searchapp.ingest.loaders import load_document, selected, walk
 from searchapp.ingest.splitter import split
 from searchapp.store.metadata import NewDocument, StoredDocument
 from searchapp.types import Document, Span
@@ -67,6 +67,15 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _in_scope(path: str, root: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether this run's walk would have picked ``path`` had it existed: only such documents are removed when
+    missing, so ``--include '*.pdf'`` never drops the other documents ingested from the same folder."""
+    if path == root:
+        return True
+    relative = Path(os.path.relpath(path, root)).as_posix()
+    return selected(relative, Path(path).name, include, exclude)
+
+
 class Ingest:
     """One run of :meth:`Index.ingest`. Holds the pending batch and the running summary."""
 
@@ -83,7 +92,8 @@ class Ingest:
         started = time.perf_counter()
         if not root.exists():
             raise SearchappError(f"{root}: no such file or folder")
-        root_key = str(root.absolute())
+        # The same normalisation as walk's (abspath folds "..") so stored keys and the root compare.
+        root_key = os.path.abspath(root)
         # Open (and if need be rebuild) the vector store before writing anything, so that it is checked
         # against the database as it was, not against rows this run adds.
         vectors = self.index.vectors
@@ -99,7 +109,11 @@ class Ingest:
             if self.progress:
                 self.progress(done, len(files))
         self._flush()
-        gone = [doc.id for key, doc in stored.items() if _under(key, root_key) and key not in seen]
+        gone = [
+            doc.id
+            for key, doc in stored.items()
+            if key not in seen and _under(key, root_key) and _in_scope(key, root_key, include, exclude)
+        ]
         if gone:
             removed_ids, _ = self.index.meta.write(remove=gone, add=[])
             vectors.remove(removed_ids)

@@ -9,7 +9,7 @@ the candidates. Queries are encoded in batches.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,6 +61,10 @@ def fuse(cands: Candidates, fusion: Fusion) -> Run:
 def resolve_fusion(index: Index, overrides: dict[str, Any] | None) -> Fusion:
     """The index's fusion settings with per-query overrides (``None`` values ignored)."""
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    valid = {f.name for f in fields(Fusion)}
+    unknown = sorted(set(given) - valid)
+    if unknown:
+        raise ConfigError(f"unknown fusion setting {', '.join(unknown)}: use {', '.join(sorted(valid))}")
     return replace(index.config.fusion_settings, **given)
 
 
@@ -78,6 +82,8 @@ def search_batch(
     out: list[list[Hit]] = [[] for _ in queries]
     if not live:
         return out
+    if mode != "lexical":
+        index.refresh_vectors()
     # Lexical mode never loads the model.
     qvecs = None if mode == "lexical" else index.encoder.encode([queries[i] for i in live], truncate=True)
     with index.meta.connect() as conn:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
+from sqlalchemy.exc import DBAPIError
 
+from searchapp.errors import SchemaError
 from searchapp.store import lexical, schema
 from searchapp.store.models import DocumentRow, PassageRow, Setting
 from searchapp.types import Document, Span
@@ -56,7 +58,15 @@ class MetadataStore:
     def __init__(self, db_path: Path) -> None:
         self.path = db_path
         self.engine = schema.make_engine(db_path)
-        schema.upgrade(self.engine)
+        try:
+            schema.upgrade(self.engine)
+        except DBAPIError as exc:
+            self.engine.dispose()
+            reason = str(exc.orig) if exc.orig is not None else str(exc)
+            raise SchemaError(f"{db_path}: cannot open the index database: {reason}") from exc
+        except BaseException:
+            self.engine.dispose()
+            raise
 
     def close(self) -> None:
         """Release connections."""

@@ -22,14 +22,28 @@ class VectorStore:
         self.dimension = dimension
         self.index = self._load() if path.exists() else self._empty()
         self.dirty = False
+        self.stamp = self.file_stamp()
+
+    def file_stamp(self) -> tuple[int, int] | None:
+        """(mtime_ns, size) of the file on disk, to notice another process rewriting it."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return st.st_mtime_ns, st.st_size
 
     def _empty(self) -> faiss.IndexIDMap2:
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dimension))
 
     def _load(self) -> faiss.IndexIDMap2:
-        index: faiss.IndexIDMap2 = faiss.read_index(str(self.path))  # type: ignore[assignment]
-        if index.d != self.dimension:
-            return self._empty()  # caller sees the count mismatch and rebuilds
+        # Any unreadable, foreign or mis-sized file is treated as missing: the caller sees the count mismatch and
+        # rebuilds from the vectors SQLite holds.
+        try:
+            index = faiss.read_index(str(self.path))
+        except RuntimeError:
+            return self._empty()
+        if not isinstance(index, faiss.IndexIDMap2) or index.d != self.dimension:
+            return self._empty()
         return index
 
     @property
@@ -80,6 +94,7 @@ class VectorStore:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
         self.dirty = False
+        self.stamp = self.file_stamp()
 
     def rebuild(self, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
         """Replace the contents with ``(ids int64 (n,), vectors float32 (n, d))`` batches."""

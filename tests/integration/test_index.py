@@ -190,3 +190,72 @@ def test_hybrid_gives_missing_candidates_their_real_scores(tmp_path: Path, fake_
         lexical = {h.passage_id: h.lexical_score for h in ix.search("rotate keys bananas", k=10, mode="lexical")}
         for h in hits:
             assert h.lexical_score == pytest.approx(lexical.get(h.passage_id, 0.0))
+
+
+def test_removal_works_with_dotdot_paths_and_respects_filters(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    (tmp_path / "work").mkdir()
+    os.chdir(tmp_path / "work")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest("../docs")
+        # A filtered run neither re-adds nor removes what the filter does not select.
+        summary = ix.ingest("../docs", include=["*.md"])
+        assert (summary.removed, summary.unchanged) == (0, 1)
+        assert ix.stats().documents == 4
+        (tmp_path / "docs" / "fruit.txt").unlink()
+        summary = ix.ingest("../docs", include=["*.md"])
+        assert summary.removed == 0  # fruit.txt is outside this run's filter
+        summary = ix.ingest("../docs")
+        assert summary.removed == 1
+        assert "fruit.txt" not in paths(ix.search("bananas apples", k=10, mode="lexical"))
+
+
+def test_corrupt_vector_file_is_rebuilt(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+    (tmp_path / "ix" / VECTORS_NAME).write_bytes(b"garbage")
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        assert paths(ix.search("rotate signing keys", k=1, mode="dense")) == ["keys.md"]
+
+
+def test_long_lived_reader_sees_another_writers_changes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder) as writer:
+        writer.ingest(tmp_path / "docs")
+    reader = Index(tmp_path / "ix", encoder=fake_encoder)
+    assert "zebra.txt" not in paths(reader.search("zebras stripes", k=5, mode="dense"))
+    (tmp_path / "docs" / "zebra.txt").write_text("Zebras have black and white stripes.\n")
+    (tmp_path / "docs" / "keys.md").unlink()
+    with Index(tmp_path / "ix", encoder=fake_encoder) as writer:
+        writer.ingest(tmp_path / "docs")
+    assert paths(reader.search("zebras stripes", k=1, mode="dense")) == ["zebra.txt"]
+    assert len(reader.search("rotate signing keys", k=4, mode="dense")) == 4  # no dangling ids
+    reader.close()
+
+
+def test_unknown_fusion_setting_and_unusable_index_path(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="unknown fusion setting"):
+            ix.search("x", fusion="rrf")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ConfigError, match="cannot create index folder"):
+        Index(tmp_path / "afile", create=True, encoder=fake_encoder)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [({"max_tokens": 1000}, "exceeds the limit"), ({"pooling": "layers", "pooling_params": {"layers": -2}}, "layers"),
+     ({"pooling": "sbert-wk", "pooling_params": {"layer_start": 9}}, "layer_start")],
+)
+def test_bad_new_index_settings_fail_before_anything_is_stored(tmp_path: Path, settings, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match=message):
+        Index.open_or_create(tmp_path / "ix", **settings)
+    assert not (tmp_path / "ix").exists()
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "ix").mkdir()
+    (tmp_path / "ix" / "index.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(SearchappError, match="cannot open the index database"):
+        Index(tmp_path / "ix")
