@@ -29,13 +29,20 @@ def _jsonl(path: Path) -> list[dict[str, object]]:
     if not path.is_file():
         raise SearchappError(f"{path}: missing (expected a BEIR-layout folder)")
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if line.strip():
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
                 try:
-                    rows.append(json.loads(line))
+                    row = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise SearchappError(f"{path}:{n}: not JSON: {exc.msg}") from exc
+                if not isinstance(row, dict) or "_id" not in row:
+                    raise SearchappError(f"{path}:{n}: expected a JSON object with an \"_id\"")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{path}: cannot read: {exc}") from exc
     return rows
 
 
@@ -44,7 +51,11 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     if not path.is_file():
         raise SearchappError(f"{path}: missing qrels file")
     qrels: dict[str, dict[str, int]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{path}: cannot read: {exc}") from exc
+    for n, line in enumerate(lines, start=1):
         cols = line.split("\t")
         if n == 1 and cols[0] == "query-id" or not line.strip():
             continue
@@ -63,7 +74,7 @@ def load_beir(folder: Path, split: str) -> BeirSet:
     corpus = {
         str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or "")) for r in _jsonl(folder / "corpus.jsonl")
     }
-    all_queries = {str(r["_id"]): str(r["text"]) for r in _jsonl(folder / "queries.jsonl")}
+    all_queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(folder / "queries.jsonl")}
     missing = [q for q in qrels if q not in all_queries]
     if missing:
         raise SearchappError(f"{folder}: {len(missing)} judged queries missing from queries.jsonl, e.g. {missing[0]}")

@@ -32,8 +32,8 @@ def read_sts(path: Path) -> StsPairs:
     second: list[str] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise SearchappError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{path}: cannot read: {exc}") from exc
     for n, line in enumerate(lines, start=1):
         cols = line.split("\t")
         if not line.strip():
