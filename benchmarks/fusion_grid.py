@@ -4,7 +4,7 @@
 
 For every set: nDCG@10 of lexical, dense, and hybrid with each normalisation x alpha, RRF, and the adaptive
 default. Indexes are the same cached ones `searchapp eval` builds; candidates are gathered once per query
-(k0 = 100) and every setting is scored on them.
+(k0 = 100) and every setting is scored on them. Indexes use the fp32 forward pass unless --precision says.
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ def settings() -> dict[str, Fusion]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default=SETS)
+    ap.add_argument("--precision", default="fp32", help="forward-pass precision of the indexes (docs: fp32)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     table: dict[str, dict[str, float]] = {}
     for item in args.sets.split(","):
         name, split = item.split(":")
-        prep = prepare(DATA / name, split, IndexConfig(), progress=lambda m: print(m, file=sys.stderr))
+        config = IndexConfig(precision=args.precision)
+        prep = prepare(DATA / name, split, config, progress=lambda m: print(m, file=sys.stderr))
         col = f"{name} {split}"
         table[col] = {"lexical": prep.score("lexical")["ndcg@10"], "dense": prep.score("dense")["ndcg@10"]}
         table[col]["queries"] = prep.judged
