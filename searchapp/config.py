@@ -14,6 +14,7 @@ from searchapp.ingest.splitter import SplitterConfig
 from searchapp.query.fusion import Fusion
 
 MODES = ("hybrid", "dense", "lexical")
+VECTOR_INDEXES = ("auto", "flat", "ivf")
 # Fusion settings stored flat in the index config under the same names (``method`` is stored as ``fusion``).
 FUSION_FIELDS = tuple(f.name for f in fields(Fusion) if f.name != "method")
 _FUSION = Fusion()
@@ -34,6 +35,10 @@ class IndexConfig:
     overlap: int = 0
     max_chars: int = 4000
     precision: str = "auto"
+    # Vector index: "flat" (exact), "ivf" (approximate), or "auto" (exact below ivf_threshold vectors).
+    vector_index: str = "auto"
+    ivf_threshold: int = 200_000
+    nprobe: int = 0  # 0: 7% of the lists, at least 32
     # Hybrid defaults: those of Fusion() (query/fusion.py), chosen in docs/evaluation.md.
     fusion: str = _FUSION.method
     norm: str = _FUSION.norm
@@ -48,6 +53,8 @@ class IndexConfig:
         get_pooling(self.pooling, **self.pooling_params)
         _ = self.splitter  # builds (so validates) the splitter settings
         check_precision(self.precision)
+        if self.vector_index not in VECTOR_INDEXES:
+            raise ConfigError(f"unknown vector index '{self.vector_index}': use one of {', '.join(VECTOR_INDEXES)}")
         _ = self.fusion_settings  # and the fusion settings
 
     @property

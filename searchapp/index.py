@@ -59,6 +59,7 @@ class IndexStats:
     norm: str
     alpha: float
     k0: int
+    vector_index: str
     disk_bytes: int
 
     def to_dict(self) -> dict[str, object]:
@@ -204,11 +205,12 @@ class Index:
             if self.config.dimension == 0:
                 self.config = self.config.with_dimension(self.encoder.dimension)
                 self.meta.put_settings(self.config.to_settings())
-            store = VectorStore(self.path / VECTORS_NAME, self.config.dimension)
+            store = VectorStore(self.path / VECTORS_NAME, self.config.dimension, nprobe=self.config.nprobe)
             n, top = self.meta.id_summary()
             ids = store.ids()
             if store.count != n or (n and int(ids.max()) != top):
                 store.rebuild(self.meta.vectors(self.config.dimension))
+                self._convert_if_large(store)
             self._vectors = store
             if store.dirty:
                 self._save_if_unlocked()
@@ -269,9 +271,20 @@ class Index:
         self.meta.put_settings(self.config.to_settings())
 
     def save_vectors(self) -> None:
-        """Persist the vector file if it changed (the caller holds the write lock)."""
+        """Persist the vector file if it changed (the caller holds the write lock), switching to the
+        approximate index first when the index has grown past the threshold."""
         if self._vectors is not None and self._vectors.dirty:
+            self._convert_if_large(self._vectors)
             self._vectors.save()
+
+    def _convert_if_large(self, store: VectorStore) -> None:
+        from searchapp.store.vectors import auto_nlist
+
+        want_ivf = self.config.vector_index == "ivf" or (
+            self.config.vector_index == "auto" and store.count >= self.config.ivf_threshold
+        )
+        if want_ivf and store.kind == "flat" and store.count:
+            store.to_ivf(auto_nlist(store.count))
 
     def _save_if_unlocked(self) -> None:
         if self._lock is not None:
@@ -310,8 +323,21 @@ class Index:
         return IndexStats(
             path=str(self.path.absolute()), documents=docs, passages=passages, model=c.model,
             pooling=c.pooling, pooling_params=c.pooling_params, dimension=c.dimension,
-            max_tokens=c.max_tokens, fusion=c.fusion, norm=c.norm, alpha=c.alpha, k0=c.k0, disk_bytes=size,
+            max_tokens=c.max_tokens, fusion=c.fusion, norm=c.norm, alpha=c.alpha, k0=c.k0,
+            vector_index=self._vector_kind(), disk_bytes=size,
         )
+
+    def _vector_kind(self) -> str:
+        """``flat`` or ``ivf``, read from the vector file without loading it into a store."""
+        store = self._vectors
+        if store is not None:
+            return store.kind
+        # FAISS files start with the index type's four-character code: no need to load gigabytes for status.
+        try:
+            with open(self.path / VECTORS_NAME, "rb") as fh:
+                return "ivf" if fh.read(4) == b"IwFl" else "flat"
+        except OSError:
+            return "flat"
 
     def close(self) -> None:
         """Release the database."""

@@ -1,4 +1,7 @@
-"""Vectors in FAISS, keyed by passage id (``IndexIDMap2`` over exact inner product).
+"""Vectors in FAISS, keyed by passage id: exact inner product (``IndexIDMap2`` over ``IndexFlatIP``) for small
+indexes, an inverted-file index (``IndexIVFFlat``, ids native, a hashtable direct map so vectors can be
+reconstructed and removed by id) for large ones. :meth:`VectorStore.to_ivf` converts; docs/performance.md has
+the recall measurements behind the parameters.
 
 The file is written to a temporary name and renamed, so a crash never leaves a half-written index; and since
 SQLite also holds every vector, a missing or stale file is rebuilt from it without running the model.
@@ -9,18 +12,32 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
 
 
+def auto_nlist(n: int) -> int:
+    """Inverted lists for ``n`` vectors: 4 sqrt(n), the usual rule, within [16, 65536]."""
+    return int(min(max(4 * n**0.5, 16), 65536))
+
+
+def auto_nprobe(nlist: int) -> int:
+    """Lists probed per query: 7% of them, at least 32 (recall@10 0.977 at 52k real vectors, 913 lists, 64
+    probed; docs/performance.md)."""
+    return min(nlist, max(32, -(-nlist * 7 // 100)))
+
+
 class VectorStore:
     """Exact inner-product search over unit vectors (inner product = cosine)."""
 
-    def __init__(self, path: Path, dimension: int) -> None:
+    def __init__(self, path: Path, dimension: int, nprobe: int = 0) -> None:
         self.path = path
         self.dimension = dimension
-        self.index = self._load() if path.exists() else self._empty()
+        self.nprobe = nprobe  # 0: auto_nprobe(nlist)
+        # IndexIDMap2 or IndexIVFFlat; typed Any because faiss's stubs know neither's full interface.
+        self.index: Any = self._load() if path.exists() else self._empty()
         self.dirty = False
         self.stamp = self.file_stamp()
 
@@ -32,19 +49,24 @@ class VectorStore:
             return None
         return st.st_mtime_ns, st.st_size
 
-    def _empty(self) -> faiss.IndexIDMap2:
+    def _empty(self) -> Any:
         return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dimension))
 
-    def _load(self) -> faiss.IndexIDMap2:
+    def _load(self) -> Any:
         # Any unreadable, foreign or mis-sized file is treated as missing: the caller sees the count mismatch and
         # rebuilds from the vectors SQLite holds.
         try:
             index = faiss.read_index(str(self.path))
         except RuntimeError:
             return self._empty()
-        if not isinstance(index, faiss.IndexIDMap2) or index.d != self.dimension:
+        if not isinstance(index, faiss.IndexIDMap2 | faiss.IndexIVFFlat) or index.d != self.dimension:
             return self._empty()
         return index
+
+    @property
+    def kind(self) -> str:
+        """``flat`` (exact) or ``ivf`` (approximate)."""
+        return "ivf" if isinstance(self.index, faiss.IndexIVFFlat) else "flat"
 
     @property
     def count(self) -> int:
@@ -52,8 +74,16 @@ class VectorStore:
         return int(self.index.ntotal)
 
     def ids(self) -> np.ndarray:
-        """Passage ids held: int64 ``(n,)``, in insertion order."""
-        return faiss.vector_to_array(self.index.id_map).astype(np.int64)
+        """Passage ids held: int64 ``(n,)`` (insertion order for flat, list order for IVF)."""
+        if self.kind == "flat":
+            return faiss.vector_to_array(self.index.id_map).astype(np.int64)
+        inv = self.index.invlists
+        parts = [
+            faiss.rev_swig_ptr(inv.get_ids(i), inv.list_size(i)).copy()
+            for i in range(self.index.nlist)
+            if inv.list_size(i)
+        ]
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors: ``ids`` int64 ``(n,)``, ``vectors`` float32 ``(n, d)``."""
@@ -65,13 +95,18 @@ class VectorStore:
         """Remove the vectors of these passage ids (absent ids are ignored)."""
         arr = np.fromiter(ids, dtype=np.int64)
         if len(arr):
-            self.index.remove_ids(faiss.IDSelectorBatch(arr))
+            if self.kind == "flat":
+                self.index.remove_ids(faiss.IDSelectorBatch(arr))
+            else:  # the hashtable direct map only accepts an array selector
+                self.index.remove_ids(faiss.IDSelectorArray(len(arr), faiss.swig_ptr(arr)))
             self.dirty = True
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The ``k`` nearest passages to ``query`` (float32 ``(d,)``): ``[(passage_id, cosine)]``, best first."""
         if self.count == 0 or k <= 0:
             return []
+        if self.kind == "ivf":
+            self.index.nprobe = self.nprobe or auto_nprobe(self.index.nlist)
         scores, ids = self.index.search(query.reshape(1, -1).astype(np.float32), min(k, self.count))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
 
@@ -95,6 +130,29 @@ class VectorStore:
         os.replace(tmp, self.path)
         self.dirty = False
         self.stamp = self.file_stamp()
+
+    def vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Everything held: ids int64 ``(n,)`` and vectors float32 ``(n, d)``, row i for id i."""
+        ids = self.ids()
+        if self.kind == "flat":
+            return ids, self.index.index.reconstruct_n(0, self.count)
+        return ids, np.vstack([self.index.reconstruct(int(i)) for i in ids]) if len(ids) else np.zeros(
+            (0, self.dimension), dtype=np.float32
+        )
+
+    def to_ivf(self, nlist: int, train_size: int = 100_000, seed: int = 0) -> None:
+        """Replace the exact index with an IVF one of ``nlist`` lists, trained on a sample of the vectors held."""
+        ids, vecs = self.vectors()
+        if len(ids) < nlist:
+            return  # too few vectors to train that many lists; stay exact
+        rng = np.random.default_rng(seed)
+        sample = vecs[rng.choice(len(vecs), size=min(train_size, len(vecs)), replace=False)]
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dimension), self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.train(np.ascontiguousarray(sample))
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
+        ivf.add_with_ids(np.ascontiguousarray(vecs), ids)
+        self.index = ivf
+        self.dirty = True
 
     def rebuild(self, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
         """Replace the contents with ``(ids int64 (n,), vectors float32 (n, d))`` batches."""

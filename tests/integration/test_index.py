@@ -259,3 +259,24 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "ix" / "index.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(SearchappError, match="cannot open the index database"):
         Index(tmp_path / "ix")
+
+
+def test_large_index_switches_to_ivf_and_keeps_working(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "many"
+    docs.mkdir()
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    for i in range(300):
+        (docs / f"d{i:03d}.txt").write_text(f"{words[i % 10]} {words[(i // 10) % 10]} {words[(i // 100) % 10]} n{i}\n")
+    with open_index(tmp_path, fake_encoder, ivf_threshold=200) as ix:
+        ix.ingest(docs)
+        assert ix.vectors.kind == "ivf" and ix.stats().vector_index == "ivf"
+        hit = ix.search("n123 bravo charlie", k=1, mode="hybrid")[0]
+        assert Path(hit.path).name == "d123.txt"
+        (docs / "d123.txt").unlink()
+        assert ix.ingest(docs).removed == 1
+        assert ix.vectors.count == 299
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # reopened from the file: still IVF, consistent
+        assert ix.vectors.kind == "ivf" and ix.vectors.count == 299
+        assert "d123.txt" not in paths(ix.search("n123 bravo charlie", k=5, mode="dense"))
+        ids = ix.vectors.ids()
+        assert len(ids) == 299 and len(set(ids.tolist())) == 299

@@ -1,0 +1,90 @@
+"""Recall@10 of the IVF vector index against exact search, on real embeddings.
+
+    .venv/bin/python benchmarks/ann_recall.py [--json]
+
+Vectors: every passage of the cached fp32 eval indexes of the visible sets (build them first with
+`searchapp eval ../shared/data/SET --split S --precision fp32`; about 47,000 real all-MiniLM-L6-v2 passage
+vectors). Queries: the sets' real queries, encoded with the same model. IVF with nlist = 4 sqrt(n) lists,
+trained on the vectors themselves, as the index does above its threshold; recall@10 = share of the exact top
+10 found in the IVF top 10, and the mean query time of each, for several nprobe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT))
+
+from searchapp import Encoder, Index, IndexConfig  # noqa: E402
+from searchapp.evaluate.beir import load_beir  # noqa: E402
+from searchapp.evaluate.runner import index_path  # noqa: E402
+from searchapp.store.vectors import VectorStore  # noqa: E402
+
+SETS = {"scifact": "train", "wikiqa": "dev", "antique": "train", "trecqa-dev": "dev", "trecqa-train": "train"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    config = IndexConfig(precision="fp32")
+    ids_all, vecs_all, queries = [], [], []
+    offset = 0
+    for name, split in SETS.items():
+        path = index_path(DATA / name, config)
+        if not path.exists():
+            sys.exit(f"{path} missing: run searchapp eval ../shared/data/{name} --split {split} --precision fp32")
+        with Index(path) as ix:
+            ids, vecs = ix.vectors.vectors()
+        ids_all.append(ids + offset)  # ids are per index: shift them apart
+        offset += int(ids.max()) + 1
+        vecs_all.append(vecs)
+        queries += list(load_beir(DATA / name, split).queries.values())
+    ids = np.concatenate(ids_all)
+    vecs = np.vstack(vecs_all).astype(np.float32)
+    qv = Encoder(precision="fp32").encode(queries, truncate=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        exact = VectorStore(Path(tmp) / "exact.faiss", vecs.shape[1])
+        exact.add(ids, vecs)
+        t = time.perf_counter()
+        truth = [[i for i, _ in exact.search(q, 10)] for q in qv]
+        exact_ms = (time.perf_counter() - t) * 1000 / len(qv)
+        approx = VectorStore(Path(tmp) / "ivf.faiss", vecs.shape[1])
+        approx.add(ids, vecs)
+        nlist = int(4 * math.sqrt(len(ids)))
+        t = time.perf_counter()
+        approx.to_ivf(nlist)
+        build_s = time.perf_counter() - t
+        rows = []
+        for nprobe in (4, 8, 16, 32, 64, 128):
+            approx.nprobe = nprobe
+            t = time.perf_counter()
+            found = [[i for i, _ in approx.search(q, 10)] for q in qv]
+            ms = (time.perf_counter() - t) * 1000 / len(qv)
+            recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth, strict=True)]))
+            rows.append({"nprobe": nprobe, "recall@10": round(recall, 4), "ms_per_query": round(ms, 3)})
+    out = {"vectors": len(ids), "queries": len(qv), "nlist": nlist, "ivf_build_s": round(build_s, 2),
+           "exact_ms_per_query": round(exact_ms, 3), "threads": faiss.omp_get_max_threads(), "rows": rows,
+           "vectors_source": "real passage embeddings of the visible sets (fp32)"}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"{out['vectors']} real vectors, {out['queries']} real queries, nlist {nlist}, "
+          f"build {out['ivf_build_s']} s, exact {out['exact_ms_per_query']} ms/query")
+    for r in rows:
+        print(f"nprobe {r['nprobe']:>4}: recall@10 {r['recall@10']:.4f}, {r['ms_per_query']:.3f} ms/query")
+
+
+if __name__ == "__main__":
+    main()
