@@ -82,8 +82,25 @@ def split(text: str, offsets_fn: OffsetsFn, config: SplitterConfig | None = None
         offsets = offsets_fn([text[s:e] for s, e in chunk])
         for (s, e), offs in zip(chunk, offsets, strict=True):
             units.extend(_units(text, s, e, offs, config))
-    packed = _pack(units, config)
+    packed = _pack(units, _block_starts(text, units), config)
     return _enforce(text, packed, offsets_fn, config)
+
+
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+
+
+def _block_starts(text: str, units: list[Span]) -> list[bool]:
+    """Whether each unit opens a block: it follows a blank line, or it is a Markdown heading on a new line."""
+    out = []
+    previous_end = 0
+    for unit in units:
+        gap = text[previous_end : unit.start]
+        out.append(
+            previous_end > 0
+            and (_BLANK_LINE.search(gap) is not None or ("\n" in gap and text.startswith("#", unit.start)))
+        )
+        previous_end = unit.end
+    return out
 
 
 def _units(text: str, start: int, end: int, offs: list[tuple[int, int]], config: SplitterConfig) -> list[Span]:
@@ -120,13 +137,16 @@ def _char_cut(unit: Span, max_chars: int) -> list[Span]:
     ]
 
 
-def _pack(units: list[Span], config: SplitterConfig) -> list[Span]:
+def _pack(units: list[Span], block_starts: list[bool], config: SplitterConfig) -> list[Span]:
+    # A passage that has reached half the budget ends at the next paragraph or heading rather than running on
+    # into an unrelated section: passages stay on one topic, which is what dense retrieval scores.
     passages: list[Span] = []
     current: list[Span] = []
     tokens = 0
-    for unit in units:
+    for unit, opens_block in zip(units, block_starts, strict=True):
         fits = tokens + unit.n_tokens <= config.budget
         fits = fits and (not current or unit.end - current[0].start <= config.max_chars)
+        fits = fits and not (opens_block and tokens >= config.budget // 2)
         if current and not fits:
             passages.append(_join(current, tokens))
             current, tokens = _overlap_tail(current, unit, config)

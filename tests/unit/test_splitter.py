@@ -97,3 +97,18 @@ def test_property_offsets_exact_no_gaps_no_overlong(text: str, max_tokens: int, 
     cfg = SplitterConfig(max_tokens=max_tokens, overlap=overlap, max_chars=120)
     spans = split(text, real, cfg)
     check_invariants(text, spans, cfg, real)
+
+
+def test_a_half_full_passage_ends_at_a_paragraph_or_heading() -> None:
+    para_a = "a b c d e f."  # 6 tokens
+    para_b = "g h i."  # 3 tokens
+    cfg = SplitterConfig(max_tokens=10 + 2)
+    text = f"{para_a}\n\n{para_b}"
+    assert [text[s.start : s.end] for s in split(text, words, cfg)] == [para_a, para_b]
+    text = f"{para_a}\n# Heading\n{para_b}"
+    assert [text[s.start : s.end] for s in split(text, words, cfg)] == [para_a, f"# Heading\n{para_b}"]
+    # Below half the budget a paragraph break does not end the passage, and a single newline never does.
+    short = "a b.\n\nc d."
+    assert [short[s.start : s.end] for s in split(short, words, cfg)] == [short]
+    text = f"{para_a}\n{para_b}"
+    assert [text[s.start : s.end] for s in split(text, words, cfg)] == [text]
