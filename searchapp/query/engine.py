@@ -37,9 +37,11 @@ class Candidates:
 def gather(index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int) -> Candidates:
     """Union of each side's top ``k0``, every candidate with its real dense and lexical score."""
     dense = dict(index.vectors.search(qvec, k0))
-    lex = dict(lexical.search(conn, query, k0))
+    run, known = lexical.search_and_score(conn, query, k0, list(dense))
+    lex = dict(run)
+    for pid, score in known.items():
+        lex.setdefault(pid, score)
     dense.update(index.vectors.scores(qvec, [pid for pid in lex if pid not in dense]))
-    lex.update(lexical.scores(conn, query, [pid for pid in dense if pid not in lex]))
     for pid in lex:  # a candidate with no stored vector cannot rank above any real one
         dense.setdefault(pid, COSINE_MIN)
     return Candidates(query, dense, lex)

@@ -90,3 +90,36 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
         )
         out.update((int(r[0]), float(r[1])) for r in rows)
     return out
+
+
+def search_and_score(conn: Connection, query: str, k: int, ids: Sequence[int]) -> tuple[Run, dict[int, float]]:
+    """:func:`search` and :func:`scores` of ``ids`` in one pass over the query's posting lists.
+
+    FTS5 scores every matching row for either question, so asking both at once (the matches materialised once)
+    halves the lexical cost of a hybrid query on a large index.
+    """
+    terms = query_terms(query)
+    out = dict.fromkeys(ids, 0.0)
+    if not terms or k <= 0:
+        return [], out
+    run: Run = []
+    chunk = list(ids[:_MAX_PARAMS])
+    params = {f"p{j}": v for j, v in enumerate(chunk)}
+    placeholders = ",".join(f":p{j}" for j in range(len(chunk))) or "NULL"
+    rows = conn.execute(
+        text(
+            "WITH m AS MATERIALIZED (SELECT rowid AS id, -bm25(passages_fts) AS s FROM passages_fts "
+            "WHERE passages_fts MATCH :q) "
+            "SELECT id, s, 1 FROM (SELECT id, s FROM m ORDER BY s DESC, id LIMIT :k) "
+            f"UNION ALL SELECT id, s, 0 FROM m WHERE id IN ({placeholders})"
+        ),
+        {"q": match_expression(terms), "k": k, **params},
+    )
+    for pid, score, top in rows:
+        if top:
+            run.append((int(pid), float(score)))
+        else:
+            out[int(pid)] = float(score)
+    if len(ids) > _MAX_PARAMS:  # rare: more candidates than one statement may name
+        out.update(scores(conn, query, list(ids[_MAX_PARAMS:])))
+    return run, out

@@ -101,3 +101,14 @@ def test_remove_unindexes(store: MetadataStore) -> None:
     with store.connect() as conn:
         run = lexical.search(conn, "signing", k=5)
     assert run == []
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "the", "zzz nothing"])
+def test_search_and_score_equals_search_plus_scores(store: MetadataStore, query: str) -> None:
+    ids = [1, 3, 5, 8, 99]
+    with store.connect() as conn:
+        run, known = lexical.search_and_score(conn, query, 4, ids)
+        expected = lexical.search(conn, query, 4)
+        assert [p for p, _ in run] == [p for p, _ in expected]
+        assert [s for _, s in run] == pytest.approx([s for _, s in expected])
+        assert known == pytest.approx(lexical.scores(conn, query, ids))
