@@ -25,6 +25,14 @@ class BeirSet:
         return f"{title}\n\n{text}" if title else text
 
 
+def read_lines(path: Path) -> list[str]:
+    """A UTF-8 text file's lines; unreadable or undecodable files are a one-line ``SearchappError``."""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{path}: cannot read: {exc}") from exc
+
+
 def _jsonl(path: Path) -> list[dict[str, object]]:
     if not path.is_file():
         raise SearchappError(f"{path}: missing (expected a BEIR-layout folder)")
@@ -51,11 +59,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     if not path.is_file():
         raise SearchappError(f"{path}: missing qrels file")
     qrels: dict[str, dict[str, int]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SearchappError(f"{path}: cannot read: {exc}") from exc
-    for n, line in enumerate(lines, start=1):
+    for n, line in enumerate(read_lines(path), start=1):
         cols = line.split("\t")
         if n == 1 and cols[0] == "query-id" or not line.strip():
             continue

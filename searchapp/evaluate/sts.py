@@ -9,6 +9,7 @@ from typing import Protocol
 import numpy as np
 
 from searchapp.errors import SearchappError
+from searchapp.evaluate.beir import read_lines
 from searchapp.evaluate.metrics import spearman
 
 
@@ -30,11 +31,7 @@ def read_sts(path: Path) -> StsPairs:
     scores: list[float] = []
     first: list[str] = []
     second: list[str] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SearchappError(f"{path}: cannot read: {exc}") from exc
-    for n, line in enumerate(lines, start=1):
+    for n, line in enumerate(read_lines(path), start=1):
         cols = line.split("\t")
         if not line.strip():
             continue
