@@ -36,6 +36,10 @@ def canonical_name(name: str) -> str:
     name = _ALIASES.get(name, name)
     if name in _BUNDLED or name in _SPLIT:
         return name
+    if Path(name).is_absolute():
+        # Already canonical (as stored in an index): whether it still exists is checked when the model loads,
+        # so an index whose model folder moved still opens for status and lexical queries.
+        return name
     path = Path(name).expanduser()
     if path.is_dir():
         return str(path.resolve())

@@ -280,3 +280,19 @@ def test_large_index_switches_to_ivf_and_keeps_working(tmp_path: Path, fake_enco
         assert "d123.txt" not in paths(ix.search("n123 bravo charlie", k=5, mode="dense"))
         ids = ix.vectors.ids()
         assert len(ids) == 299 and len(set(ids.tolist())) == 299
+
+
+def test_index_whose_model_folder_moved_still_opens_for_lexical_work(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.encode.models import model_dir
+    from searchapp.errors import ModelLoadError
+
+    (tmp_path / "mymodel").symlink_to(model_dir("all-MiniLM-L6-v2"), target_is_directory=True)
+    write_corpus(tmp_path / "docs")
+    with open_index(tmp_path, fake_encoder, model=str(tmp_path / "mymodel")) as ix:
+        ix.ingest(tmp_path / "docs")
+    (tmp_path / "mymodel").rename(tmp_path / "moved")
+    with Index(tmp_path / "ix") as ix:
+        assert ix.stats().documents == 4
+        assert paths(ix.search("rotate signing keys", k=1, mode="lexical")) == ["keys.md"]
+        with pytest.raises(ModelLoadError):
+            ix.search("rotate signing keys", k=1, mode="dense")
