@@ -150,11 +150,12 @@ def query(
     with _errors():
         queries = _queries(text, file)
         with Index(index) as ix:
-            if ix.meta.counts()[1] == 0:
-                raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
             results = ix.search_batch(
                 queries, k=k, mode=mode, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k, k0=k0
             )
+            # Counting passages costs a table scan on a large index: only do it to explain an empty result.
+            if not any(results) and ix.meta.counts()[1] == 0:
+                raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
     for q, hits in zip(queries, results, strict=True):
         _render(q, mode, hits, as_json, header=file is not None)
 
