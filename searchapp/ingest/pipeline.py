@@ -5,23 +5,25 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from searchapp.errors import LoadError, SearchappError
 from searchapp.ingest.loaders import load_document, selected, walk
 from searchapp.ingest.splitter import split
-from searchapp.store.metadata import NewDocument, StoredDocument
+from searchapp.store.metadata import NewDocument, StoredDocument, dump_metadata
 from searchapp.types import Document, Span
 
 if TYPE_CHECKING:
     from searchapp.index import Index
 
 Progress = Callable[[int, int], None]
+# (key, title, text) or (key, title, text, metadata)
+Record = tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]
 # Encode and commit once this many passages are pending: big enough for efficient batches and transactions,
 # small enough that a crash loses little work.
 FLUSH_PASSAGES = 512
@@ -112,7 +114,8 @@ class Ingest:
         gone = [
             doc.id
             for key, doc in stored.items()
-            if key not in seen and _under(key, root_key) and _in_scope(key, root_key, include, exclude)
+            if doc.source == "file" and key not in seen and _under(key, root_key)
+            and _in_scope(key, root_key, include, exclude)
         ]
         if gone:
             removed_ids, _ = self.index.meta.write(remove=gone, add=[])
@@ -122,20 +125,27 @@ class Ingest:
         self.summary.seconds = time.perf_counter() - started
         return self.summary
 
-    def run_records(self, records: Iterable[tuple[str, str, str]]) -> IngestSummary:
-        """Index in-memory documents ``(key, title, text)``: new keys added, changed texts replaced, others kept.
+    def run_records(self, records: Iterable[Record], source: str = "text") -> IngestSummary:
+        """Index in-memory documents ``(key, title, text)`` or ``(key, title, text, metadata)``: new keys added,
+        changed texts replaced (re-embedded), changed metadata or titles alone updated in place, others kept.
 
-        Used for benchmark corpora, whose documents are records, not files; ``key`` takes the place of the path.
+        ``key`` takes the place of the path. Used by the Python and HTTP APIs and for benchmark corpora.
         """
         started = time.perf_counter()
         _ = self.index.vectors  # checked against the database before this run writes (see run)
         stored = self.index.meta.documents()
-        for key, title, text in records:
+        for key, title, text, *rest in records:
+            metadata = rest[0] if rest else {}
             data = text.encode("utf-8")
-            doc = Document(key, title or key, text, 0.0, len(data), hashlib.sha256(data).hexdigest())
+            doc = Document(key, title or key, text, 0.0, len(data), hashlib.sha256(data).hexdigest(), metadata,
+                           source)
             old = stored.get(key)
             if old is not None and old.sha256 == doc.sha256:
-                self.summary.unchanged += 1
+                if old.metadata != dump_metadata(metadata) or old.title != doc.title:
+                    self.index.meta.set_metadata(old.id, metadata, doc.title)
+                    self.summary.updated += 1
+                else:
+                    self.summary.unchanged += 1
                 continue
             self._queue(doc, old)
             if self.pending_passages >= FLUSH_PASSAGES:

@@ -8,15 +8,16 @@ the candidates. Queries are encoded in batches.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from searchapp.config import check_mode
 from searchapp.errors import ConfigError
+from searchapp.query.filters import Filter
 from searchapp.query.fusion import COSINE_MIN, Fusion, Run, convex, normalise, rrf
 from searchapp.store import lexical
 from searchapp.types import Hit
@@ -34,10 +35,31 @@ class Candidates:
     lexical: dict[int, float]
 
 
-def gather(index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int) -> Candidates:
-    """Union of each side's top ``k0``, every candidate with its real dense and lexical score."""
-    dense = dict(index.vectors.search(qvec, k0))
-    run, known = lexical.search_and_score(conn, query, k0, list(dense))
+@dataclass(frozen=True)
+class Scope:
+    """The passages a filtered query may return: SQL for the lexical side, ids for the dense side."""
+
+    sql: lexical.Restrict
+    ids: np.ndarray | None  # int64 (m,); None in lexical mode, which does not need them
+
+    @classmethod
+    def of(cls, conn: Connection, flt: Filter | None, need_ids: bool) -> Scope | None:
+        """``None`` when nothing is filtered out."""
+        if flt is None or flt.empty:
+            return None
+        sql = flt.passages_sql()
+        ids = None
+        if need_ids:
+            ids = np.fromiter(conn.execute(text(sql[0]), sql[1]).scalars(), dtype=np.int64)
+        return cls(sql, ids)
+
+
+def gather(
+    index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int, scope: Scope | None = None
+) -> Candidates:
+    """Union of each side's top ``k0`` (within ``scope``), every candidate with its real dense and lexical score."""
+    dense = dict(index.vectors.search(qvec, k0, scope.ids if scope else None))
+    run, known = lexical.search_and_score(conn, query, k0, list(dense), scope.sql if scope else None)
     lex = dict(run)
     for pid, score in known.items():
         lex.setdefault(pid, score)
@@ -71,13 +93,20 @@ def resolve_fusion(index: Index, overrides: dict[str, Any] | None) -> Fusion:
 
 
 def search_batch(
-    index: Index, queries: Sequence[str], k: int = 10, mode: str = "hybrid", **fusion: Any
+    index: Index,
+    queries: Sequence[str],
+    k: int = 10,
+    mode: str = "hybrid",
+    filters: Filter | Mapping[str, Any] | None = None,
+    **fusion: Any,
 ) -> list[list[Hit]]:
-    """The ``k`` best passages for each query; ``fusion`` overrides the index's hybrid settings
-    (``method``, ``norm``, ``alpha``, ``rrf_k``, ``k0``)."""
+    """The ``k`` best passages for each query; ``filters`` (a :class:`Filter` or its JSON form) restricts the
+    documents; ``fusion`` overrides the index's hybrid settings (``method``, ``norm``, ``alpha``, ``rrf_k``,
+    ``k0``)."""
     check_mode(mode)
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
+    flt = Filter.parse(filters)
     settings = resolve_fusion(index, fusion)
     k0 = max(settings.k0, k)
     live = [i for i, q in enumerate(queries) if q.strip()]
@@ -89,27 +118,35 @@ def search_batch(
     # Lexical mode never loads the model.
     qvecs = None if mode == "lexical" else index.encoder.encode([queries[i] for i in live], truncate=True)
     with index.meta.connect() as conn:
+        scope = Scope.of(conn, flt, need_ids=qvecs is not None)
         for n, i in enumerate(live):
             query = queries[i]
             dense: dict[int, float] = {}
             lex: dict[int, float] = {}
             if qvecs is None:
-                run = lexical.search(conn, query, k)
+                run = lexical.search(conn, query, k, scope.sql if scope else None)
                 lex = dict(run)
             elif mode == "dense":
-                run = index.vectors.search(qvecs[n], k)
+                run = index.vectors.search(qvecs[n], k, scope.ids if scope else None)
                 dense = dict(run)
             else:
-                cands = gather(index, conn, query, qvecs[n], k0)
+                cands = gather(index, conn, query, qvecs[n], k0, scope)
                 dense, lex = cands.dense, cands.lexical
                 run = fuse(cands, settings)[:k]
             out[i] = _hydrate(index, run, dense, lex, mode)
     return out
 
 
-def search(index: Index, query: str, k: int = 10, mode: str = "hybrid", **fusion: Any) -> list[Hit]:
+def search(
+    index: Index,
+    query: str,
+    k: int = 10,
+    mode: str = "hybrid",
+    filters: Filter | Mapping[str, Any] | None = None,
+    **fusion: Any,
+) -> list[Hit]:
     """The ``k`` best passages for ``query``; see :func:`search_batch`."""
-    return search_batch(index, [query], k=k, mode=mode, **fusion)[0]
+    return search_batch(index, [query], k=k, mode=mode, filters=filters, **fusion)[0]
 
 
 def _hydrate(index: Index, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:
@@ -124,7 +161,7 @@ def _hydrate(index: Index, run: Run, dense: dict[int, float], lex: dict[int, flo
                 rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
                 start=rec.start, end=rec.end, text=rec.text,
                 dense_score=dense.get(pid) if mode != "lexical" else None,
-                lexical_score=lex.get(pid) if mode != "dense" else None,
+                lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata,
             )
         )
     return hits

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -24,7 +25,7 @@ STOPWORDS = frozenset(
     "what when where which who why will with do does did can you your".split()
 )
 # SQLite limits host parameters per statement; stay well under the old default of 999.
-_MAX_PARAMS = 900
+MAX_PARAMS = 900
 
 
 def query_terms(query: str) -> list[str]:
@@ -55,17 +56,31 @@ def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str])
     )
 
 
-def search(conn: Connection, query: str, k: int) -> Run:
-    """The ``k`` best passages for ``query`` by BM25: ``[(passage_id, score)]``, best first, scores > 0."""
+Restrict = tuple[str, dict[str, Any]]
+
+
+def _restricted(restrict: Restrict | None) -> tuple[str, dict[str, Any]]:
+    """`` AND rowid IN (...)`` for a SELECT of allowed passage ids with its parameters (``Filter.passages_sql``)."""
+    if restrict is None:
+        return "", {}
+    return f" AND rowid IN ({restrict[0]})", restrict[1]
+
+
+def search(conn: Connection, query: str, k: int, restrict: Restrict | None = None) -> Run:
+    """The ``k`` best passages for ``query`` by BM25: ``[(passage_id, score)]``, best first, scores > 0.
+
+    ``restrict``: only passages among the ids this SQL SELECT returns (with its parameters).
+    """
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
+    where, params = _restricted(restrict)
     rows = conn.execute(
         text(
-            "SELECT rowid, -bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH :q "
-            "ORDER BY bm25(passages_fts) LIMIT :k"
+            "SELECT rowid, -bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH :q"
+            f"{where} ORDER BY bm25(passages_fts) LIMIT :k"
         ),
-        {"q": match_expression(terms), "k": k},
+        {"q": match_expression(terms), "k": k, **params},
     )
     return [(int(r[0]), float(r[1])) for r in rows]
 
@@ -77,8 +92,8 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
     if not terms or not ids:
         return out
     expr = match_expression(terms)
-    for i in range(0, len(ids), _MAX_PARAMS):
-        chunk = list(ids[i : i + _MAX_PARAMS])
+    for i in range(0, len(ids), MAX_PARAMS):
+        chunk = list(ids[i : i + MAX_PARAMS])
         params = {f"p{j}": v for j, v in enumerate(chunk)}
         placeholders = ",".join(f":p{j}" for j in range(len(chunk)))
         rows = conn.execute(
@@ -92,34 +107,38 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
     return out
 
 
-def search_and_score(conn: Connection, query: str, k: int, ids: Sequence[int]) -> tuple[Run, dict[int, float]]:
+def search_and_score(
+    conn: Connection, query: str, k: int, ids: Sequence[int], restrict: Restrict | None = None
+) -> tuple[Run, dict[int, float]]:
     """:func:`search` and :func:`scores` of ``ids`` in one pass over the query's posting lists.
 
     FTS5 scores every matching row for either question, so asking both at once (the matches materialised once)
-    halves the lexical cost of a hybrid query on a large index.
+    halves the lexical cost of a hybrid query on a large index. With ``restrict``, ``ids`` must be among the
+    allowed passages.
     """
     terms = query_terms(query)
     out = dict.fromkeys(ids, 0.0)
     if not terms or k <= 0:
         return [], out
     run: Run = []
-    chunk = list(ids[:_MAX_PARAMS])
+    chunk = list(ids[:MAX_PARAMS])
     params = {f"p{j}": v for j, v in enumerate(chunk)}
     placeholders = ",".join(f":p{j}" for j in range(len(chunk))) or "NULL"
+    where, allowed = _restricted(restrict)
     rows = conn.execute(
         text(
             "WITH m AS MATERIALIZED (SELECT rowid AS id, -bm25(passages_fts) AS s FROM passages_fts "
-            "WHERE passages_fts MATCH :q) "
+            f"WHERE passages_fts MATCH :q{where}) "
             "SELECT id, s, 1 FROM (SELECT id, s FROM m ORDER BY s DESC, id LIMIT :k) "
             f"UNION ALL SELECT id, s, 0 FROM m WHERE id IN ({placeholders})"
         ),
-        {"q": match_expression(terms), "k": k, **params},
+        {"q": match_expression(terms), "k": k, **params, **allowed},
     )
     for pid, score, top in rows:
         if top:
             run.append((int(pid), float(score)))
         else:
             out[int(pid)] = float(score)
-    if len(ids) > _MAX_PARAMS:  # rare: more candidates than one statement may name
-        out.update(scores(conn, query, list(ids[_MAX_PARAMS:])))
+    if len(ids) > MAX_PARAMS:  # rare: more candidates than one statement may name
+        out.update(scores(conn, query, list(ids[MAX_PARAMS:])))
     return run, out

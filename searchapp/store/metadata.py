@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
@@ -29,11 +31,14 @@ class StoredDocument:
     mtime: float
     size: int
     sha256: str
+    metadata: str = "{}"  # canonical JSON, see dump_metadata
+    source: str = "file"
+    title: str = ""
 
 
 @dataclass(frozen=True)
 class PassageRecord:
-    """A passage hydrated with its document's path and title."""
+    """A passage hydrated with its document's path, title and metadata."""
 
     id: int
     path: str
@@ -41,6 +46,12 @@ class PassageRecord:
     start: int
     end: int
     text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def dump_metadata(metadata: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a metadata mapping (sorted keys), so equal mappings compare equal as text."""
+    return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -85,8 +96,9 @@ class MetadataStore:
                 conn.execute(insert(_SETTINGS).values(key=key, value=value))
 
     def documents(self) -> dict[str, StoredDocument]:
-        """Every indexed document by path."""
-        cols = (_DOCS.c.id, _DOCS.c.path, _DOCS.c.mtime, _DOCS.c.size, _DOCS.c.sha256)
+        """Every indexed document by path (or text id)."""
+        cols = (_DOCS.c.id, _DOCS.c.path, _DOCS.c.mtime, _DOCS.c.size, _DOCS.c.sha256, _DOCS.c.metadata,
+                _DOCS.c.source, _DOCS.c.title)
         with self.engine.connect() as conn:
             return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
 
@@ -101,6 +113,22 @@ class MetadataStore:
         """Record a new modification time for a document whose content did not change."""
         with self.engine.begin() as conn:
             conn.execute(update(_DOCS).where(_DOCS.c.id == doc_id).values(mtime=mtime))
+
+    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
+        """Replace a document's metadata and title (its text and passages unchanged)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(_DOCS).where(_DOCS.c.id == doc_id).values(metadata=dump_metadata(metadata), title=title)
+            )
+
+    def document_ids(self, keys: Sequence[str]) -> list[int]:
+        """Ids of the documents with these paths or text ids (unknown keys are left out)."""
+        out: list[int] = []
+        with self.engine.connect() as conn:
+            for i in range(0, len(keys), lexical.MAX_PARAMS):
+                chunk = list(keys[i : i + lexical.MAX_PARAMS])
+                out += conn.execute(select(_DOCS.c.id).where(_DOCS.c.path.in_(chunk))).scalars()
+        return out
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> tuple[list[int], list[np.ndarray]]:
         """Remove documents by id and add new ones, in one transaction.
@@ -142,7 +170,8 @@ class MetadataStore:
             doc, doc_id = item.document, doc_first + n
             doc_rows.append(
                 {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
-                 "sha256": doc.sha256, "n_chars": len(doc.text)}
+                 "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
+                 "source": doc.source}
             )
             vectors = np.ascontiguousarray(item.vectors, dtype=np.float32)
             ids = np.arange(next_pid, next_pid + len(item.spans), dtype=np.int64)
@@ -163,17 +192,17 @@ class MetadataStore:
         return all_ids
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
-        """Passages with their document's path and title, by id (unknown ids are left out)."""
+        """Passages with their document's path, title and metadata, by id (unknown ids are left out)."""
         if not ids:
             return {}
         query = (
             select(_PASSAGES.c.id, _DOCS.c.path, _DOCS.c.title, _PASSAGES.c.start, _PASSAGES.c.end,
-                   _PASSAGES.c.text)
+                   _PASSAGES.c.text, _DOCS.c.metadata)
             .join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id)
             .where(_PASSAGES.c.id.in_(list(ids)))
         )
         with self.engine.connect() as conn:
-            return {r[0]: PassageRecord(*r) for r in conn.execute(query)}
+            return {r[0]: PassageRecord(*r[:6], json.loads(r[6])) for r in conn.execute(query)}
 
     def passage_documents(self) -> dict[int, str]:
         """Passage id -> its document's path (or record key)."""

@@ -31,6 +31,10 @@ class DocumentRow(Base):
     size: Mapped[int] = mapped_column(Integer, nullable=False)
     sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     n_chars: Mapped[int] = mapped_column(Integer, nullable=False)
+    # A JSON object given with the document (filters match its keys); "file" for ingested files, "text" for
+    # texts added through the API, so a folder's re-ingest never removes the latter.
+    meta_json: Mapped[str] = mapped_column("metadata", Text, nullable=False, server_default="{}")
+    source: Mapped[str] = mapped_column(String, nullable=False, server_default="file")
 
     passages: Mapped[list[PassageRow]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True

@@ -10,6 +10,7 @@ SQLite also holds every vector, a missing or stale file is rebuilt from it witho
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ class VectorStore:
         self.index: Any = self._load() if path.exists() else self._empty()
         self.dirty = False
         self.stamp = self.file_stamp()
+        # FAISS allows concurrent searches but not a search during an add or remove (a server's threads do both).
+        self.lock = threading.RLock()
 
     def file_stamp(self) -> tuple[int, int] | None:
         """(mtime_ns, size) of the file on disk, to notice another process rewriting it."""
@@ -88,43 +91,64 @@ class VectorStore:
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors: ``ids`` int64 ``(n,)``, ``vectors`` float32 ``(n, d)``."""
         if len(ids):
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
-            self.dirty = True
+            with self.lock:
+                self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
+                self.dirty = True
 
     def remove(self, ids: Iterable[int]) -> None:
         """Remove the vectors of these passage ids (absent ids are ignored)."""
         arr = np.fromiter(ids, dtype=np.int64)
         if len(arr):
-            if self.kind == "flat":
-                self.index.remove_ids(faiss.IDSelectorBatch(arr))
-            else:  # the hashtable direct map only accepts an array selector
-                self.index.remove_ids(faiss.IDSelectorArray(len(arr), faiss.swig_ptr(arr)))
-            self.dirty = True
+            with self.lock:
+                if self.kind == "flat":
+                    self.index.remove_ids(faiss.IDSelectorBatch(arr))
+                else:  # the hashtable direct map only accepts an array selector
+                    self.index.remove_ids(faiss.IDSelectorArray(len(arr), faiss.swig_ptr(arr)))
+                self.dirty = True
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest passages to ``query`` (float32 ``(d,)``): ``[(passage_id, cosine)]``, best first."""
-        if self.count == 0 or k <= 0:
+    def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The ``k`` nearest passages to ``query`` (float32 ``(d,)``): ``[(passage_id, cosine)]``, best first.
+
+        ``allowed`` (int64 ``(m,)``): search only among these passage ids.
+        """
+        if self.count == 0 or k <= 0 or (allowed is not None and len(allowed) == 0):
             return []
-        if self.kind == "ivf":
-            self.index.nprobe = self.nprobe or auto_nprobe(self.index.nlist)
-        scores, ids = self.index.search(query.reshape(1, -1).astype(np.float32), min(k, self.count))
+        k = min(k, self.count if allowed is None else len(allowed))
+        q = query.reshape(1, -1).astype(np.float32)
+        with self.lock:
+            nprobe = (self.nprobe or auto_nprobe(self.index.nlist)) if self.kind == "ivf" else 0
+            hits = self._search(q, k, allowed, nprobe)
+            if allowed is not None and nprobe and len(hits) < k:
+                # A narrow filter can leave the probed lists short of k matches: probe them all.
+                hits = self._search(q, k, allowed, self.index.nlist)
+        return hits
+
+    def _search(self, q: np.ndarray, k: int, allowed: np.ndarray | None, nprobe: int) -> list[tuple[int, float]]:
+        if allowed is None:
+            params = faiss.SearchParametersIVF(nprobe=nprobe) if nprobe else None
+        else:
+            sel = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
+            params = faiss.SearchParametersIVF(sel=sel, nprobe=nprobe) if nprobe else faiss.SearchParameters(sel=sel)
+        scores, ids = self.index.search(q, k, params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
 
     def scores(self, query: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
         """Cosine of ``query`` (float32 ``(d,)``) with the stored vectors of ``ids`` (ids not held are left out)."""
         out: dict[int, float] = {}
-        for pid in ids:
-            try:
-                vec = self.index.reconstruct(int(pid))
-            except RuntimeError:  # id not in the map
-                continue
-            out[pid] = float(np.dot(vec, query))
+        with self.lock:
+            for pid in ids:
+                try:
+                    vec = self.index.reconstruct(int(pid))
+                except RuntimeError:  # id not in the map
+                    continue
+                out[pid] = float(np.dot(vec, query))
         return out
 
     def save(self) -> None:
         """Write the index atomically (temporary file, fsync, rename)."""
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        faiss.write_index(self.index, str(tmp))
+        with self.lock:
+            faiss.write_index(self.index, str(tmp))
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)

@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 from searchapp.cli import app
 
 runner = CliRunner()
-HIT_FIELDS = {"rank", "score", "dense_score", "lexical_score", "passage_id", "path", "title", "start", "end", "text"}
+HIT_FIELDS = {
+    "rank", "score", "dense_score", "lexical_score", "passage_id", "path", "title", "start", "end", "text", "metadata"
+}
 SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures"}
 
 
@@ -45,6 +47,16 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
 
     res = runner.invoke(app, ["query", "tomatoes", "--mode", "lexical"])
     assert res.exit_code == 0 and "garden.txt" in res.stdout
+
+    # a path filter given relative to the working folder, as a user types it
+    res = runner.invoke(app, ["query", "how do I rotate the signing keys?", "--json", "--path-glob", "*.txt"])
+    assert [Path(h["path"]).name for h in json.loads(res.stdout)["hits"]] == ["garden.txt"]
+    res = runner.invoke(app, ["query", "tomatoes", "--json", "--path-prefix", "docs/keys.md"])
+    assert [Path(h["path"]).name for h in json.loads(res.stdout)["hits"]] == ["keys.md"]
+    res = runner.invoke(app, ["query", "tomatoes", "--json", "--filter", "team=x"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["hits"] == []
+    res = runner.invoke(app, ["query", "tomatoes", "--filter", "team"])
+    assert res.exit_code == 1 and "KEY=VALUE" in res.stderr
 
     res = runner.invoke(app, ["status", "--json"])
     stats = json.loads(res.stdout)

@@ -1,0 +1,31 @@
+"""What every adapter puts in its framework's document: the hit's metadata plus where the passage came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from searchapp.types import Hit
+
+
+class Searcher(Protocol):
+    """An :class:`searchapp.Index` or a :class:`searchapp.client.Client`: adapters work over either."""
+
+    def search(
+        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
+    ) -> list[Hit]: ...
+
+
+def hit_metadata(hit: Hit) -> dict[str, Any]:
+    """The document's own metadata, then the passage's provenance and scores under fixed keys."""
+    return {
+        **hit.metadata,
+        "path": hit.path,
+        "title": hit.title,
+        "start": hit.start,
+        "end": hit.end,
+        "passage_id": hit.passage_id,
+        "score": hit.score,
+        "dense_score": hit.dense_score,
+        "lexical_score": hit.lexical_score,
+    }

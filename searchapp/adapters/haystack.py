@@ -1,0 +1,36 @@
+"""A Haystack 2 retriever component over searchapp: ``SearchappRetriever(Index(...))`` in a ``Pipeline``.
+
+Needs the ``haystack`` extra (haystack-ai).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, component
+
+from searchapp.adapters.common import Searcher, hit_metadata
+
+
+@component
+class SearchappRetriever:
+    """Input ``query`` (and optionally ``top_k``, ``filters`` in searchapp's form); output ``documents``: the best
+    passages as Haystack ``Document`` s with ``score`` and the metadata of
+    :func:`~searchapp.adapters.common.hit_metadata`."""
+
+    def __init__(
+        self, searcher: Searcher, top_k: int = 4, mode: str = "hybrid", filters: dict[str, Any] | None = None
+    ) -> None:
+        self.searcher, self.top_k, self.mode, self.filters = searcher, top_k, mode, filters
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+    ) -> dict[str, list[Document]]:
+        hits = self.searcher.search(
+            query, k=top_k or self.top_k, mode=self.mode, filters=filters if filters is not None else self.filters
+        )
+        return {
+            "documents": [Document(id=str(h.passage_id), content=h.text, meta=hit_metadata(h), score=h.score)
+                          for h in hits]
+        }

@@ -1,0 +1,32 @@
+"""A LangChain retriever over searchapp: ``SearchappRetriever(searcher=Index(...)).invoke("question")``.
+
+Needs the ``langchain`` extra (langchain-core).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from searchapp.adapters.common import Searcher, hit_metadata
+
+
+class SearchappRetriever(BaseRetriever):
+    """Returns the ``k`` best passages as ``Document`` s (``page_content`` the passage, ``metadata`` the
+    document's metadata plus path, title, span and scores; ``id`` the passage id)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    searcher: Any  # Searcher; Any because pydantic cannot validate a Protocol
+    k: int = 4
+    mode: str = "hybrid"
+    filters: dict[str, Any] | None = None
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        searcher: Searcher = self.searcher
+        hits = searcher.search(query, k=self.k, mode=self.mode, filters=self.filters)
+        return [Document(page_content=h.text, metadata=hit_metadata(h), id=str(h.passage_id)) for h in hits]

@@ -1,0 +1,61 @@
+"""``searchapp serve``: the HTTP API, registered on the main Typer app by ``searchapp.cli``."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Annotated
+
+import typer
+
+from searchapp.cli import DEFAULT_INDEX, IndexOpt, _errors, app
+from searchapp.errors import SearchappError
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command()
+def serve(
+    index: IndexOpt = DEFAULT_INDEX,
+    host: Annotated[str, typer.Option(help="Address to bind; other than loopback exposes the index.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="SEARCHAPP_API_KEY", help="Require 'Authorization: Bearer KEY' on every request."),
+    ] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
+    max_body_mb: Annotated[float, typer.Option(help="Largest request body accepted, in MiB.")] = 16.0,
+) -> None:
+    """Serve the index over HTTP: /search, /search/batch, /documents, /status, /v1/embeddings, /v1/models.
+
+    The OpenAPI schema is at /openapi.json and interactive docs at /docs.
+    """
+    with _errors():
+        try:
+            import uvicorn
+
+            from searchapp.server.app import create_app
+        except ImportError as exc:
+            raise SearchappError(
+                f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
+            ) from exc
+        from searchapp.index import Index
+
+        if not _is_loopback(host) and not api_key:
+            typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
+                       err=True)
+        # A read-only server must not create anything; a writable one may start from an empty index.
+        ix = Index(index) if read_only else Index.open_or_create(index)
+        try:
+            application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
+            typer.echo(f"serving {os.path.abspath(index)} on http://{host}:{port} (docs: /docs)", err=True)
+            uvicorn.run(application, host=host, port=port, log_level="warning")
+        finally:
+            ix.close()

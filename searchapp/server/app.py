@@ -1,0 +1,149 @@
+"""The FastAPI application over one open :class:`~searchapp.index.Index`.
+
+Routes are plain (sync) functions: FastAPI runs them on its thread pool, so a slow embedding never stalls the
+event loop, and the index is safe to share between those threads (writers take turns on the index's write lock,
+the vector store and the encoder lock themselves).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from searchapp import __version__
+from searchapp.errors import (
+    ConfigError,
+    EncoderMismatchError,
+    IndexLockedError,
+    IndexNotFoundError,
+    SearchappError,
+)
+from searchapp.index import Index, text_id
+from searchapp.server import embeddings
+from searchapp.server.guard import Guard, error_body
+from searchapp.server.schemas import (
+    BatchSearchRequest,
+    BatchSearchResponse,
+    DeleteResponse,
+    DocumentsRequest,
+    DocumentsResponse,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    ModelCard,
+    ModelList,
+    SearchRequest,
+    SearchResponse,
+)
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+_STATUS: list[tuple[type[SearchappError], int, str]] = [
+    (IndexNotFoundError, 404, "not_found_error"),
+    (IndexLockedError, 409, "conflict_error"),
+    (EncoderMismatchError, 409, "conflict_error"),
+    (ConfigError, 400, "invalid_request_error"),
+    (SearchappError, 400, "invalid_request_error"),
+]
+
+
+def create_app(
+    index: Index, *, api_key: str | None = None, read_only: bool = False, max_body: int = DEFAULT_MAX_BODY
+) -> Guard:
+    """The ASGI application serving ``index``; pass it to uvicorn (``searchapp serve`` does)."""
+    app = FastAPI(
+        title="searchapp", version=__version__,
+        description="Hybrid (BM25 + BERT-layer embeddings) search over an index, and OpenAI-compatible embeddings.",
+    )
+    created = int(time.time())
+    model_id = index.config.model
+
+    @app.exception_handler(SearchappError)
+    def _library_error(request: Request, exc: SearchappError) -> JSONResponse:
+        status, kind = next((s, k) for cls, s, k in _STATUS if isinstance(exc, cls))
+        return JSONResponse(error_body(str(exc), kind), status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        message = f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+        return JSONResponse(error_body(message, "invalid_request_error"), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}.get(
+            exc.status_code, "invalid_request_error"
+        )
+        return JSONResponse(error_body(str(exc.detail), kind), status_code=exc.status_code)
+
+    def writable() -> None:
+        if read_only:
+            raise HTTPException(403, "this server is read-only (started with --read-only)")
+
+    def run(queries: list[str], body: SearchRequest | BatchSearchRequest) -> list[SearchResponse]:
+        fusion = body.fusion.model_dump(exclude_none=True) if body.fusion else {}
+        filters = body.filters.model_dump() if body.filters else None
+        results = index.search_batch(queries, k=body.k, mode=body.mode, filters=filters, **fusion)
+        return [SearchResponse(query=q, mode=body.mode, hits=hits) for q, hits in zip(queries, results, strict=True)]
+
+    @app.post("/search", response_model=SearchResponse, tags=["search"])
+    def search(body: SearchRequest) -> SearchResponse:
+        """The ``k`` best passages for a query (hits as in ``searchapp query --json``)."""
+        return run([body.query], body)[0]
+
+    @app.post("/search/batch", response_model=BatchSearchResponse, tags=["search"])
+    def search_batch(body: BatchSearchRequest) -> BatchSearchResponse:
+        """Several queries, embedded in batches; results in the order of the queries."""
+        return BatchSearchResponse(results=run(body.queries, body))
+
+    @app.post("/documents", response_model=DocumentsResponse, tags=["documents"])
+    def add_documents(body: DocumentsRequest) -> DocumentsResponse:
+        """Add or replace texts with ids and metadata (an unchanged text is not embedded again)."""
+        writable()
+        docs = body.documents
+        ids = [d.id if d.id is not None else text_id(d.text) for d in docs]
+        summary = index.add_texts(
+            [d.text for d in docs], ids=ids, metadatas=[d.metadata for d in docs],
+            titles=[d.title or i for d, i in zip(docs, ids, strict=True)],
+        )
+        return DocumentsResponse(
+            ids=ids, added=summary.added, updated=summary.updated, unchanged=summary.unchanged,
+            passages_embedded=summary.passages_embedded,
+        )
+
+    @app.delete("/documents/{doc_id:path}", response_model=DeleteResponse, tags=["documents"])
+    def delete_document(doc_id: str) -> DeleteResponse:
+        """Remove a document by its text id (or a file's path)."""
+        writable()
+        if not index.remove([doc_id]):
+            raise HTTPException(404, f"no document with id {doc_id!r}")
+        return DeleteResponse(id=doc_id, deleted=True)
+
+    @app.get("/status", tags=["index"])
+    def status() -> dict[str, Any]:
+        """What ``searchapp status --json`` prints, and whether this server accepts writes."""
+        return {**index.stats().to_dict(), "read_only": read_only}
+
+    @app.post("/v1/embeddings", response_model=EmbeddingsResponse, tags=["openai"])
+    def create_embeddings(body: EmbeddingsRequest) -> EmbeddingsResponse:
+        """OpenAI-compatible embeddings with the index's encoder (``float`` or little-endian float32 ``base64``)."""
+        if body.model != model_id:
+            raise HTTPException(404, f"model {body.model!r} not found: this server embeds with {model_id!r}")
+        return embeddings.create(index.encoder, body, model_id)  # type: ignore[arg-type]
+
+    @app.get("/v1/models", response_model=ModelList, tags=["openai"])
+    def list_models() -> ModelList:
+        """The one model this server embeds with."""
+        return ModelList(data=[ModelCard(id=model_id, created=created)])
+
+    @app.get("/v1/models/{name:path}", response_model=ModelCard, tags=["openai"])
+    def get_model(name: str) -> ModelCard:
+        if name != model_id:
+            raise HTTPException(404, f"model {name!r} not found")
+        return ModelCard(id=model_id, created=created)
+
+    return Guard(app, api_key, max_body)

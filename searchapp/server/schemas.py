@@ -1,0 +1,130 @@
+"""Request and response bodies of the HTTP API (they make the served OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from searchapp.types import Hit
+
+# Bounds a single request may ask for: one request must not be able to hold the server for minutes.
+MAX_K = 1000
+MAX_QUERIES = 256
+MAX_DOCUMENTS = 1000
+MAX_INPUTS = 2048  # OpenAI's own limit on embedding inputs per request
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FusionOverrides(_Strict):
+    """Per-request hybrid settings; omitted ones keep the index's (see docs/evaluation.md)."""
+
+    method: Literal["adaptive", "convex", "rrf"] | None = None
+    norm: Literal["theoretical", "minmax", "zscore"] | None = None
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
+    rrf_k: int | None = Field(default=None, ge=1)
+    k0: int | None = Field(default=None, ge=1, le=MAX_K)
+
+
+class Filters(_Strict):
+    """Only documents meeting all conditions: metadata key -> value or list of values (any of them), path or
+    text id prefix, glob over the full path or text id."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    path_prefix: str | None = None
+    path_glob: str | None = None
+
+
+class SearchRequest(_Strict):
+    query: str = Field(max_length=10_000)
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    filters: Filters | None = None
+    fusion: FusionOverrides | None = None
+
+
+class BatchSearchRequest(_Strict):
+    queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    filters: Filters | None = None
+    fusion: FusionOverrides | None = None
+
+
+class SearchResponse(BaseModel):
+    """One query's hits, as ``searchapp query --json`` prints them."""
+
+    query: str
+    mode: str
+    hits: list[Hit]
+
+
+class BatchSearchResponse(BaseModel):
+    results: list[SearchResponse]
+
+
+class DocumentIn(_Strict):
+    id: str | None = Field(default=None, min_length=1, max_length=1024, description="Default: content hash.")
+    text: str = Field(min_length=1)
+    title: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DocumentsRequest(_Strict):
+    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_DOCUMENTS)
+
+
+class DocumentsResponse(BaseModel):
+    ids: list[str]
+    added: int
+    updated: int
+    unchanged: int
+    passages_embedded: int
+
+
+class DeleteResponse(BaseModel):
+    id: str
+    deleted: bool
+
+
+class EmbeddingsRequest(BaseModel):
+    """OpenAI's embeddings request. Token-id inputs are refused: they are another tokenizer's ids."""
+
+    input: str | list[str] | list[int] | list[list[int]]
+    model: str
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = None
+    user: str | None = None
+
+
+class Embedding(BaseModel):
+    object: Literal["embedding"] = "embedding"
+    index: int
+    embedding: list[float] | str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingsResponse(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Embedding]
+    model: str
+    usage: Usage
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "searchapp"
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]

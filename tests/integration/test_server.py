@@ -1,0 +1,215 @@
+"""The HTTP API with real clients: httpx for search and documents, the official openai client for embeddings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="the server extra is not installed: pip install 'searchapp[server]'")
+httpx = pytest.importorskip("httpx", reason="httpx (test extra) is not installed")
+
+from searchapp import Index, IndexConfig  # noqa: E402
+from searchapp.server.app import create_app  # noqa: E402
+from tests.server_helpers import free_port, running  # noqa: E402
+
+DOCS = [
+    {"id": "k1", "text": "Rotate the signing keys with the rotate command.", "metadata": {"team": "security"}},
+    {"id": "k2", "text": "Signing keys expire after a year.", "metadata": {"team": "security"}, "title": "Expiry"},
+    {"id": "d1", "text": "The database stores passages and vectors.", "metadata": {"team": "storage"}},
+]
+
+
+@pytest.fixture()
+def index(tmp_path: Path, fake_encoder) -> Index:  # type: ignore[no-untyped-def]
+    ix = Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder)
+    yield ix
+    ix.close()
+
+
+def test_documents_and_search_over_http_match_the_python_api(index: Index) -> None:
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.post("/documents", json={"documents": DOCS})
+        assert r.status_code == 200, r.text
+        assert r.json() == {"ids": ["k1", "k2", "d1"], "added": 3, "updated": 0, "unchanged": 0,
+                            "passages_embedded": 3}
+        for mode in ("hybrid", "dense", "lexical"):
+            r = http.post("/search", json={"query": "rotate signing keys", "k": 2, "mode": mode})
+            assert r.status_code == 200, r.text
+            expected = [h.to_dict() for h in index.search("rotate signing keys", k=2, mode=mode)]
+            assert r.json() == {"query": "rotate signing keys", "mode": mode, "hits": expected}
+        r = http.post("/search", json={"query": "signing keys database", "filters": {"metadata": {"team": "storage"}}})
+        assert [h["path"] for h in r.json()["hits"]] == ["d1"]
+        r = http.post("/search/batch", json={"queries": ["expire", "database"], "k": 1, "mode": "lexical"})
+        assert [res["hits"][0]["path"] for res in r.json()["results"]] == ["k2", "d1"]
+        assert r.json()["results"][0]["hits"][0]["title"] == "Expiry"
+        r = http.post("/search", json={"query": "rotate", "fusion": {"method": "rrf", "rrf_k": 10}})
+        assert r.status_code == 200 and r.json()["hits"][0]["path"] == "k1"
+        assert http.delete("/documents/k1").json() == {"id": "k1", "deleted": True}
+        assert http.delete("/documents/k1").status_code == 404
+        status = http.get("/status").json()
+        assert (status["documents"], status["passages"], status["read_only"]) == (2, 2, False)
+        assert "k1" not in {h["path"] for h in http.post("/search", json={"query": "rotate"}).json()["hits"]}
+
+
+def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
+    with running(create_app(index, max_body=4096)) as url, httpx.Client(base_url=url) as http:
+        cases = [
+            ({"query": "x", "k": 0}, 422, "k"),
+            ({"query": "x", "mode": "fuzzy"}, 422, "mode"),
+            ({"query": "x", "colour": "red"}, 422, "colour"),
+            ({"query": "x", "filters": {"metadata": {"a b": 1}}}, 400, "filter key"),
+        ]
+        for body, status, word in cases:
+            r = http.post("/search", json=body)
+            assert r.status_code == status, (body, r.text)
+            assert word in r.json()["error"]["message"]
+        r = http.post("/documents", json={"documents": [{"id": "a", "text": "x" * 10_000}]})
+        assert r.status_code == 413 and "limit" in r.json()["error"]["message"]
+
+        def chunks():  # no Content-Length: the limit must count what arrives
+            for _ in range(10):
+                yield b"x" * 1000
+
+        r = http.post("/documents", content=chunks(), headers={"content-type": "application/json"})
+        assert r.status_code == 413
+        assert http.get("/status").json()["documents"] == 0
+        schema = http.get("/openapi.json").json()
+        assert {"/search", "/search/batch", "/documents", "/status", "/v1/embeddings", "/v1/models"} <= set(
+            schema["paths"]
+        )
+
+
+def test_api_key_is_required_on_every_request_and_nothing_changes_without_it(index: Index) -> None:
+    with running(create_app(index, api_key="s3cret")) as url, httpx.Client(base_url=url) as http:
+        for method, path, body in [
+            ("POST", "/documents", {"documents": DOCS}),
+            ("POST", "/search", {"query": "keys"}),
+            ("GET", "/status", None),
+            ("GET", "/openapi.json", None),
+            ("DELETE", "/documents/k1", None),
+        ]:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"X-API-Key": "s3cre"}):
+                r = http.request(method, path, json=body, headers=headers)
+                assert r.status_code == 401, (method, path, headers)
+                assert r.json()["error"]["code"] == "invalid_api_key"
+        assert index.stats().documents == 0
+        r = http.post("/documents", json={"documents": DOCS}, headers={"Authorization": "Bearer s3cret"})
+        assert r.status_code == 200
+        assert http.get("/status", headers={"X-API-Key": "s3cret"}).json()["documents"] == 3
+
+
+def test_read_only_refuses_writes(index: Index) -> None:
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    with running(create_app(index, read_only=True)) as url, httpx.Client(base_url=url) as http:
+        assert http.post("/documents", json={"documents": [{"text": "new"}]}).status_code == 403
+        r = http.delete("/documents/k1")
+        assert r.status_code == 403 and "read-only" in r.json()["error"]["message"]
+        assert http.post("/search", json={"query": "rotate"}).json()["hits"][0]["path"] == "k1"
+        assert http.get("/status").json()["read_only"] is True
+    assert index.stats().documents == 3
+
+
+def test_concurrent_searches_while_documents_are_added(index: Index) -> None:
+    index.add_texts(["seed text about keys"], ids=["seed"])
+    failures: list[str] = []
+    done = threading.Event()
+    searches = [0]
+
+    with running(create_app(index)) as url:
+
+        def search_loop() -> None:
+            with httpx.Client(base_url=url, timeout=30) as http:
+                while not done.is_set():
+                    for mode in ("hybrid", "lexical", "dense"):
+                        r = http.post("/search", json={"query": "keys rotate batch", "k": 5, "mode": mode})
+                        searches[0] += 1
+                        if r.status_code != 200 or not r.json()["hits"]:
+                            failures.append(f"{r.status_code} {r.text[:200]}")
+
+        threads = [threading.Thread(target=search_loop) for _ in range(4)]
+        for t in threads:
+            t.start()
+
+        def add_loop(start: int) -> None:
+            with httpx.Client(base_url=url, timeout=60) as http:
+                for b in range(start, start + 15):
+                    docs = [{"id": f"b{b}-{i}", "text": f"batch {b} rotates keys number {i}"} for i in range(20)]
+                    r = http.post("/documents", json={"documents": docs})
+                    if r.status_code != 200:
+                        failures.append(f"add {r.status_code} {r.text[:200]}")
+
+        writers = [threading.Thread(target=add_loop, args=(s,)) for s in (0, 100)]  # two writers take turns
+        for w in writers:
+            w.start()
+        for w in writers:
+            w.join()
+        done.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]
+    assert searches[0] > 20
+    assert index.stats().documents == 1 + 2 * 15 * 20
+    assert index.vectors.count == index.stats().passages
+
+
+def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only(tmp_path: Path) -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cli = [sys.executable, "-m", "searchapp"]
+    missing = subprocess.run([*cli, "serve", "--index", str(tmp_path / "none"), "--read-only"],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().startswith("error: no index at") and "Traceback" not in missing.stderr
+    port = free_port()
+    proc = subprocess.Popen([*cli, "serve", "--index", str(tmp_path / "ix"), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/status", timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.2)
+        assert r.status_code == 200 and r.json()["documents"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_openai_client_embeddings_equal_encoder_output(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    openai = pytest.importorskip("openai", reason="the openai client (test extra) is not installed")
+    texts = ["How do I rotate the signing keys?", "Bananas are yellow.", "naïve café – 東京"]
+    expected = real_encoder.encode(texts)
+    with Index(tmp_path / "ix", create=True, encoder=real_encoder) as ix, running(create_app(ix, api_key="k")) as url:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        model = ix.config.model
+        assert [m.id for m in client.models.list()] == [model]
+        default = client.embeddings.create(model=model, input=texts)  # the client asks for base64
+        floats = client.embeddings.create(model=model, input=texts, encoding_format="float")
+        for resp in (default, floats):
+            got = np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)], dtype=np.float32)
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(got, expected, atol=1e-6)
+            assert resp.usage.prompt_tokens == resp.usage.total_tokens == sum(real_encoder.token_counts(texts))
+        one = client.embeddings.create(model=model, input=texts[0])
+        np.testing.assert_allclose(np.array(one.data[0].embedding), expected[0], atol=1e-6)
+        with pytest.raises(openai.NotFoundError):
+            client.embeddings.create(model="text-embedding-3-small", input="x")
+        with pytest.raises(openai.BadRequestError, match="over the model's limit"):
+            client.embeddings.create(model=model, input="word " * 600)
+        with pytest.raises(openai.BadRequestError, match="dimensions"):
+            client.embeddings.create(model=model, input="x", dimensions=8)
+        with pytest.raises(openai.BadRequestError, match="token ids"):
+            client.embeddings.create(model=model, input=[[101, 2054]])
+        with pytest.raises(openai.AuthenticationError):
+            wrong = openai.OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0)
+            wrong.embeddings.create(model=model, input="x")

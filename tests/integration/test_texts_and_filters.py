@@ -1,0 +1,176 @@
+"""Texts added through the Python API (ids, metadata, replace, remove) and filtered search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from searchapp import Filter, Index, IndexConfig
+from searchapp.errors import ConfigError
+from searchapp.index import text_id
+
+MODES = ("lexical", "dense", "hybrid")
+TEXTS = {
+    "k1": ("Rotate the signing keys with the rotate command.", {"team": "security", "year": 2024}),
+    "k2": ("Signing keys expire after a year; rotate them before.", {"team": "security", "year": 2025}),
+    "d1": ("The database stores passages and vectors.", {"team": "storage", "year": 2025}),
+    "n1": ("Networks route packets between hosts.", {"team": "network", "draft": True}),
+}
+
+
+def open_index(tmp_path: Path, encoder, **cfg) -> Index:  # type: ignore[no-untyped-def]
+    return Index(tmp_path / "ix", create=True, config=IndexConfig(**cfg), encoder=encoder)
+
+
+def add_all(ix: Index) -> None:
+    ids = list(TEXTS)
+    ix.add_texts([TEXTS[i][0] for i in ids], ids=ids, metadatas=[TEXTS[i][1] for i in ids])
+
+
+def test_added_texts_are_searchable_with_metadata_and_exact_spans(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        add_all(ix)
+        for mode in MODES:
+            hit = ix.search("rotate the signing keys", k=1, mode=mode)[0]
+            assert hit.path == "k1", mode
+            assert hit.metadata == {"team": "security", "year": 2024}
+            assert TEXTS["k1"][0][hit.start : hit.end] == hit.text
+            assert hit.to_dict()["metadata"] == {"team": "security", "year": 2024}
+
+
+def test_same_text_again_is_a_no_op_and_metadata_change_is_not_reembedded(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        add_all(ix)
+        before = fake_encoder.embedded
+        again = ix.add_texts([TEXTS["k1"][0]], ids=["k1"], metadatas=[TEXTS["k1"][1]])
+        assert (again.unchanged, again.added, again.updated) == (1, 0, 0)
+        changed = ix.add_texts([TEXTS["k1"][0]], ids=["k1"], metadatas=[{"team": "platform"}], titles=["Keys"])
+        assert (changed.updated, changed.passages_embedded) == (1, 0)
+        assert fake_encoder.embedded == before
+        hit = ix.search("rotate the signing keys", k=1)[0]
+        assert (hit.path, hit.title, hit.metadata) == ("k1", "Keys", {"team": "platform"})
+        new_text = ix.add_texts(["Keys now rotate themselves every month."], ids=["k1"])
+        assert (new_text.updated, new_text.passages_embedded) == (1, 1)
+        assert ix.search("rotate themselves every month", k=1)[0].text.startswith("Keys now rotate")
+        assert ix.stats().documents == len(TEXTS)
+
+
+def test_default_ids_are_content_hashes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.add_texts(["alpha beta gamma", "delta epsilon"])
+        assert {h.path for h in ix.search("alpha delta", k=5, mode="lexical")} == {
+            text_id("alpha beta gamma"), text_id("delta epsilon")
+        }
+        assert ix.add_texts(["alpha beta gamma"]).unchanged == 1
+
+
+def test_remove_takes_texts_out_of_every_side(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        add_all(ix)
+        assert ix.remove(["k1", "nope"]) == 1
+        for mode in MODES:
+            assert "k1" not in {h.path for h in ix.search("rotate the signing keys", k=10, mode=mode)}, mode
+        assert ix.vectors.count == ix.stats().passages == len(TEXTS) - 1
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # the removal was saved
+        assert ix.vectors.count == len(TEXTS) - 1
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"metadata": {"team": "security"}}, {"k1", "k2"}),
+        ({"metadata": {"team": ["storage", "network"]}}, {"d1", "n1"}),
+        ({"metadata": {"team": "security", "year": 2025}}, {"k2"}),
+        ({"metadata": {"draft": True}}, {"n1"}),
+        ({"metadata": {"year": "2025"}}, set()),  # a string never equals the number
+        ({"path_prefix": "k"}, {"k1", "k2"}),
+        ({"path_glob": "?1"}, {"k1", "d1", "n1"}),
+        ({"path_glob": "k*", "metadata": {"year": 2024}}, {"k1"}),
+    ],
+)
+def test_filters_restrict_every_mode(tmp_path: Path, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        add_all(ix)
+        for mode in MODES:
+            # A query that favours the documents the filter excludes: the filter must act before ranking.
+            hits = ix.search("networks route packets database", k=10, mode=mode, filters=filters)
+            got = {h.path for h in hits}
+            assert got <= expected, mode
+            if mode != "lexical":  # dense and hybrid rank every allowed passage
+                assert got == expected, mode
+
+
+def test_filtered_query_finds_matches_far_below_the_unfiltered_top(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder, k0=5, ivf_threshold=150) as ix:
+        texts = [f"rotate the signing keys number {i}" for i in range(200)] + ["an unrelated note on keys"]
+        ids = [f"t{i}" for i in range(201)]
+        metas = [{"kind": "bulk"}] * 200 + [{"kind": "rare"}]
+        ix.add_texts(texts, ids=ids, metadatas=metas)
+        assert ix.vectors.kind == "ivf"  # the selector path of the approximate index, too
+        for mode in MODES:
+            hits = ix.search("rotate the signing keys", k=3, mode=mode, filters={"metadata": {"kind": "rare"}})
+            assert [h.path for h in hits] == ["t200"], mode
+
+
+def test_reingesting_a_folder_keeps_added_texts(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples are red.\n")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(docs)
+        add_all(ix)
+        (docs / "a.txt").unlink()
+        summary = ix.ingest(docs)
+        assert summary.removed == 1
+        assert ix.stats().documents == len(TEXTS)
+        # files and texts filter alike by path
+        (docs / "b.md").write_text("Bananas are yellow.\n")
+        ix.ingest(docs)
+        hits = ix.search("bananas", k=5, filters=Filter(path_prefix=str(docs)))
+        assert [Path(h.path).name for h in hits] == ["b.md"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"texts": [""], "ids": ["a"]}, "empty text"),
+        ({"texts": ["x", "y"], "ids": ["a", "a"]}, "given twice"),
+        ({"texts": ["x"], "ids": [""]}, "non-empty string"),
+        ({"texts": ["x"], "ids": ["a"], "metadatas": [{"v": object()}]}, "not JSON"),
+        ({"texts": ["x"], "ids": ["a", "b"]}, "same length"),
+    ],
+)
+def test_bad_texts_are_refused_before_anything_is_stored(tmp_path: Path, fake_encoder, kwargs, message) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        with pytest.raises(ConfigError, match=message):
+            ix.add_texts(**kwargs)
+        assert ix.stats().documents == 0
+
+
+def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples are red.\n")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(docs)
+        with pytest.raises(ConfigError, match="names an ingested file"):
+            ix.add_texts(["other"], ids=[str((docs / "a.txt").absolute())])
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        ({"metadata": {"a b": 1}}, "filter key"),
+        ({"metadata": {"a": {"nested": 1}}}, "string, number or boolean"),
+        ({"metadata": {"a": []}}, "non-empty list"),
+        ({"colour": "red"}, "unknown filter colour"),
+        ({"path_glob": 3}, "must be a string"),
+        ("team=security", "must be an object"),
+    ],
+)
+def test_bad_filters_are_clear_errors(tmp_path: Path, fake_encoder, filters, message) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        add_all(ix)
+        with pytest.raises(ConfigError, match=message):
+            ix.search("keys", filters=filters)
