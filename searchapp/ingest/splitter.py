@@ -11,7 +11,7 @@ every non-whitespace character of the text lies in some passage (no silent trunc
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from searchapp.errors import ConfigError
@@ -23,8 +23,14 @@ OffsetsFn = Callable[[list[str]], list[list[tuple[int, int]]]]
 # line break: headings, list items and table rows are units of their own.
 _BOUNDARY = re.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+|\n\s*")
 _SPECIAL = 2
-# Tokenize this many sentences per call so memory stays bounded on very large files.
+# Tokenize at most this many sentences, and about this many characters, per call: the tokenizer keeps tens of
+# bytes per character of what it is given (a 5 MB line at once took 350 MB), so memory stays bounded on very
+# large files and lines.
 _CHUNK = 2048
+_CHUNK_CHARS = 1 << 18
+# A longer sentence is cut before tokenizing, at a space in its second half if there is one, else at a multiple
+# of max_chars (where a run without spaces would be cut by characters anyway).
+_PIECE_CHARS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -75,32 +81,57 @@ def split(text: str, offsets_fn: OffsetsFn, config: SplitterConfig | None = None
     previous passage, up to ``overlap`` word pieces.
     """
     config = config or SplitterConfig()
-    units: list[Span] = []
-    spans = list(sentences(text))
-    for i in range(0, len(spans), _CHUNK):
-        chunk = spans[i : i + _CHUNK]
+    # Sentences and units flow through generators: only the passages are ever held for the whole text, so a
+    # file of tens of megabytes does not hold a Python object per sentence.
+    packed = _pack(_block_starts(text, _all_units(text, offsets_fn, config)), config)
+    return _enforce(text, packed, offsets_fn, config)
+
+
+def _all_units(text: str, offsets_fn: OffsetsFn, config: SplitterConfig) -> Iterator[Span]:
+    cap = max(1, _PIECE_CHARS // config.max_chars) * config.max_chars
+    pieces = (piece for s, e in sentences(text) for piece in _pieces(text, s, e, cap))
+    for chunk in _batches(pieces):
         offsets = offsets_fn([text[s:e] for s, e in chunk])
         for (s, e), offs in zip(chunk, offsets, strict=True):
-            units.extend(_units(text, s, e, offs, config))
-    packed = _pack(units, _block_starts(text, units), config)
-    return _enforce(text, packed, offsets_fn, config)
+            yield from _units(text, s, e, offs, config)
+
+
+def _pieces(text: str, start: int, end: int, cap: int) -> Iterator[tuple[int, int]]:
+    while end - start > cap:
+        cut = max(text.rfind(" ", start + cap // 2, start + cap), text.rfind("\t", start + cap // 2, start + cap))
+        cut = cut if cut > start else start + cap
+        yield from _trimmed(text, start, cut)
+        start = cut
+    yield from _trimmed(text, start, end)
+
+
+def _batches(spans: Iterable[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
+    """Consecutive groups of spans, each of at most _CHUNK spans and about _CHUNK_CHARS characters."""
+    batch: list[tuple[int, int]] = []
+    chars = 0
+    for span in spans:
+        batch.append(span)
+        chars += span[1] - span[0]
+        if len(batch) >= _CHUNK or chars >= _CHUNK_CHARS:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
 
 
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
 
-def _block_starts(text: str, units: list[Span]) -> list[bool]:
-    """Whether each unit opens a block: it follows a blank line, or it is a Markdown heading on a new line."""
-    out = []
+def _block_starts(text: str, units: Iterable[Span]) -> Iterator[tuple[Span, bool]]:
+    """Each unit with whether it opens a block: it follows a blank line, or it is a Markdown heading on a new
+    line."""
     previous_end = 0
     for unit in units:
         gap = text[previous_end : unit.start]
-        out.append(
-            previous_end > 0
-            and (_BLANK_LINE.search(gap) is not None or ("\n" in gap and text.startswith("#", unit.start)))
+        yield unit, previous_end > 0 and (
+            _BLANK_LINE.search(gap) is not None or ("\n" in gap and text.startswith("#", unit.start))
         )
         previous_end = unit.end
-    return out
 
 
 def _units(text: str, start: int, end: int, offs: list[tuple[int, int]], config: SplitterConfig) -> list[Span]:
@@ -137,13 +168,13 @@ def _char_cut(unit: Span, max_chars: int) -> list[Span]:
     ]
 
 
-def _pack(units: list[Span], block_starts: list[bool], config: SplitterConfig) -> list[Span]:
+def _pack(units: Iterable[tuple[Span, bool]], config: SplitterConfig) -> list[Span]:
     # A passage that has reached half the budget ends at the next paragraph or heading rather than running on
     # into an unrelated section: passages stay on one topic, which is what dense retrieval scores.
     passages: list[Span] = []
     current: list[Span] = []
     tokens = 0
-    for unit, opens_block in zip(units, block_starts, strict=True):
+    for unit, opens_block in units:
         fits = tokens + unit.n_tokens <= config.budget
         fits = fits and (not current or unit.end - current[0].start <= config.max_chars)
         fits = fits and not (opens_block and tokens >= config.budget // 2)
@@ -183,7 +214,7 @@ def _enforce(text: str, passages: list[Span], offsets_fn: OffsetsFn, config: Spl
     out: list[Span] = []
     todo = passages
     while todo:
-        counts = [len(o) for o in offsets_fn([text[p.start : p.end] for p in todo])]
+        counts = _token_counts(text, todo, offsets_fn)
         again: list[Span] = []
         for p, n in zip(todo, counts, strict=True):
             if n <= config.budget:
@@ -198,6 +229,15 @@ def _enforce(text: str, passages: list[Span], offsets_fn: OffsetsFn, config: Spl
         todo = [p for p in todo if p.end > p.start]
     out.sort(key=lambda p: p.start)
     return out
+
+
+def _token_counts(text: str, spans: list[Span], offsets_fn: OffsetsFn) -> list[int]:
+    """Word pieces in each span, tokenized a batch at a time (the offsets of a whole file at once would take
+    about a hundred bytes per word piece)."""
+    counts: list[int] = []
+    for chunk in _batches((p.start, p.end) for p in spans):
+        counts.extend(len(o) for o in offsets_fn([text[s:e] for s, e in chunk]))
+    return counts
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:

@@ -112,3 +112,24 @@ def test_a_half_full_passage_ends_at_a_paragraph_or_heading() -> None:
     assert [short[s.start : s.end] for s in split(short, words, cfg)] == [short]
     text = f"{para_a}\n{para_b}"
     assert [text[s.start : s.end] for s in split(text, words, cfg)] == [text]
+
+
+def test_a_long_line_reaches_the_tokenizer_in_bounded_pieces() -> None:
+    # The tokenizer keeps tens of bytes per character it is given: a megabyte line must not reach it at once.
+    given: list[int] = []
+
+    def recording(texts: list[str]) -> list[list[tuple[int, int]]]:
+        given.append(sum(map(len, texts)))
+        return words(texts)
+
+    text = "word " * 100_000 + "z" * 300_000 + " tail"  # one sentence of 800,005 characters
+    cfg = SplitterConfig()
+    spans = split(text, recording, cfg)
+    check_invariants(text, spans, cfg, words)
+    assert max(given) <= 400_000
+
+
+def test_a_run_without_spaces_is_cut_at_the_same_places_however_long() -> None:
+    text = "x" * 200_000
+    spans = split(text, real, SplitterConfig())
+    assert [(s.start, s.end) for s in spans] == [(i, i + 4000) for i in range(0, 200_000, 4000)]
