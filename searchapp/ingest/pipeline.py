@@ -165,6 +165,13 @@ class Ingest:
 
     def _visit(self, path: Path, key: str, stored: StoredDocument | None) -> None:
         try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            # A name that is not UTF-8 (undecodable bytes, kept by Python as surrogates) cannot be stored as
+            # text; inserting it would fail the whole batch. The warning shows it with replacement characters.
+            self._fail(key.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), "file name is not UTF-8")
+            return
+        try:
             st = path.stat()
             if stored and stored.mtime == st.st_mtime and stored.size == st.st_size:
                 self.summary.unchanged += 1
