@@ -3,12 +3,14 @@
     .venv/bin/python benchmarks/query.py --passages 100000 [--queries 100] [--json]
 
 Fills an index with N synthetic passages (60 words from a Zipf-like vocabulary of 50,000 words, seeded) and
-random unit vectors of dimension 384 written straight into the stores (no model time), then times
-`Index.search` per mode over --queries queries of 4 mid-frequency words. The query vector is random too and
-comes from a stub encoder, so the figures exclude query embedding (about 10-20 ms for a short query with the
-bundled model on 2 cores, measured separately below). Latency uses synthetic vectors; approximate-search
-recall is measured on real embeddings by benchmarks/ann_recall.py. Prints build time, p50/p95 per mode,
-index size on disk and peak resident memory.
+random unit vectors of dimension 384 written straight into the stores (no model time), then, in a fresh
+process that opens the index as a user's would, times `Index.search` per mode over --queries queries of 4
+mid-frequency words and reads its resident memory before and after the vectors load. The query vector is random
+too and comes from a stub encoder, so the figures exclude query embedding (measured in docs/performance.md).
+In the same run, as baselines: plain exact FAISS (IndexFlatIP, one thread) over the same vectors, and, up to
+--bm25-max passages, rank_bm25's BM25Okapi over the same texts. Latency uses synthetic vectors;
+approximate-search recall is measured on real embeddings by benchmarks/ann_recall.py. --index-dir keeps the
+built index for later runs (building 1M passages takes minutes).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +37,7 @@ from lexical import corpus, queries  # noqa: E402
 
 from searchapp import Index, IndexConfig  # noqa: E402
 from searchapp.store.metadata import NewDocument  # noqa: E402
+from searchapp.store.vectors import auto_nprobe  # noqa: E402
 from searchapp.types import Document, Span  # noqa: E402
 
 DIM = 384
@@ -67,45 +71,137 @@ def fill(index: Index, n: int, seed: int) -> None:
     index.meta.write(remove=[], add=batch)
 
 
+def rss_mb() -> float:
+    """Current resident set size of this process (VmRSS), MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def latencies(fn, items: list[str]) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    fn(items[0])  # warm-up
+    times = []
+    for q in items:
+        t = time.perf_counter()
+        fn(q)
+        times.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(times), 2), round(float(np.percentile(times, 95)), 2)
+
+
+def measure(path: Path, n_queries: int, seed: int) -> dict[str, object]:
+    """Run in a fresh process: what a user's query process holds and how fast it answers."""
+    qs = queries(n_queries, 50_000, seed)
+    out: dict[str, object] = {"rss_open_mb": 0.0}
+    with Index(path, encoder=StubEncoder(seed)) as ix:
+        ix.search(qs[0], k=10, mode="lexical")
+        out["rss_open_mb"] = round(rss_mb(), 1)
+        store = ix.vectors
+        out["rss_vectors_loaded_mb"] = round(rss_mb(), 1)
+        out["vector_index"] = store.kind
+        if store.kind == "ivf":
+            out["nlist"] = int(store.index.nlist)
+            out["nprobe"] = store.nprobe or auto_nprobe(store.index.nlist)
+        for mode in ("lexical", "dense", "hybrid"):
+            p50, p95 = latencies(lambda q, mode=mode: ix.search(q, k=10, mode=mode), qs)
+            out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = p50, p95
+    out["query_process_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
+
+
+def build(path: Path, n: int, seed: int) -> float:
+    """Fill and save an index of ``n`` synthetic passages; seconds taken."""
+    t = time.perf_counter()
+    with Index(path, create=True, config=IndexConfig(dimension=DIM), encoder=StubEncoder(seed)) as ix:
+        fill(ix, n, seed)
+        with ix.writing():
+            _ = ix.vectors  # rebuilt from the database, straight into IVF above the threshold
+            ix.save_vectors()
+    return time.perf_counter() - t
+
+
+def faiss_exact(path: Path, qs: list[str], seed: int) -> dict[str, object]:
+    """Plain exact FAISS (IndexFlatIP, one thread: its fastest for single queries) over the same vectors."""
+    import faiss
+
+    with Index(path, encoder=StubEncoder(seed)) as ix:
+        flat = faiss.IndexFlatIP(DIM)
+        for _, vecs in ix.meta.vectors(DIM):
+            flat.add(vecs)
+    qv = StubEncoder(seed + 7).encode(qs)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        p50, p95 = latencies(lambda i: flat.search(qv[int(i)].reshape(1, -1), 10), [str(i) for i in range(len(qs))])
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return {"faiss_exact_p50_ms": p50, "faiss_exact_p95_ms": p95}
+
+
+def rank_bm25_baseline(n: int, qs: list[str], seed: int) -> dict[str, object]:
+    """rank_bm25's BM25Okapi over the same passages: scores for every passage, then the top 100."""
+    from rank_bm25 import BM25Okapi
+
+    texts = corpus(n, 60, 50_000, seed)
+    before = rss_mb()
+    t = time.perf_counter()
+    bm25 = BM25Okapi([text.split() for text in texts])
+    build_s = time.perf_counter() - t
+    del texts
+    grown = rss_mb() - before
+    p50, p95 = latencies(lambda q: np.argpartition(-bm25.get_scores(q.split()), 100)[:100], qs)
+    return {"rank_bm25_build_s": round(build_s, 1), "rank_bm25_p50_ms": p50, "rank_bm25_p95_ms": p95,
+            "rank_bm25_rss_mb": round(grown, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passages", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--index-dir", type=Path, help="build the index here, or reuse the one already there")
+    ap.add_argument("--bm25-max", type=int, default=100_000, help="largest size to run rank_bm25 at")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: the fresh query process
     args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.queries, args.seed)))
+        return
     qs = queries(args.queries, 50_000, args.seed)
     out: dict[str, object] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores", "passages": args.passages,
         "queries": args.queries, "vectors": "synthetic (random unit, d=384)",
+        "raw_vectors_mb": round(args.passages * DIM * 4 / 2**20, 1),
     }
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = IndexConfig(dimension=DIM)
-        with Index(Path(tmp) / "ix", create=True, config=cfg, encoder=StubEncoder(args.seed)) as ix:
-            t = time.perf_counter()
-            fill(ix, args.passages, args.seed)
-            with ix.writing():
-                _ = ix.vectors  # rebuilt from the database, switched to IVF above the threshold
-                ix.save_vectors()
-            out["build_s"] = round(time.perf_counter() - t, 1)
-            out["vector_index"] = ix.vectors.kind
-            for mode in ("lexical", "dense", "hybrid"):
-                ix.search(qs[0], k=10, mode=mode)  # warm-up
-                times = []
-                for q in qs:
-                    t = time.perf_counter()
-                    ix.search(q, k=10, mode=mode)
-                    times.append((time.perf_counter() - t) * 1000)
-                out[f"{mode}_p50_ms"] = round(statistics.median(times), 2)
-                out[f"{mode}_p95_ms"] = round(float(np.percentile(times, 95)), 2)
-            out["disk_mb"] = round(sum(f.stat().st_size for f in (Path(tmp) / "ix").iterdir()) / 2**20, 1)
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    out["raw_vectors_mb"] = round(args.passages * DIM * 4 / 2**20, 1)
+        path = args.index_dir or Path(tmp) / "ix"
+        if (path / "index.db").exists():
+            with Index(path, encoder=StubEncoder(args.seed)) as ix:
+                if ix.meta.counts()[1] != args.passages:
+                    sys.exit(f"{path} holds another size: remove it or choose another --index-dir")
+            out["build_s"] = None  # reused
+        else:
+            out["build_s"] = round(build(path, args.passages, args.seed), 1)
+            out["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        out["disk_mb"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
+        run = subprocess.run(
+            [sys.executable, __file__, "--measure", str(path), "--queries", str(args.queries), "--seed",
+             str(args.seed)], capture_output=True, text=True, check=True,
+        )
+        out.update(json.loads(run.stdout))
+        out["vectors_rss_mb"] = round(float(out["rss_vectors_loaded_mb"]) - float(out["rss_open_mb"]), 1)  # type: ignore[arg-type]
+        out["vectors_rss_ratio"] = round(float(out["vectors_rss_mb"]) / float(out["raw_vectors_mb"]), 3)  # type: ignore[arg-type]
+        out.update(faiss_exact(path, qs, args.seed))
+    if args.passages <= args.bm25_max:
+        out.update(rank_bm25_baseline(args.passages, qs, args.seed))
+        out["lexical_speedup_vs_rank_bm25"] = round(
+            float(out["rank_bm25_p50_ms"]) / float(out["lexical_p50_ms"]), 1  # type: ignore[arg-type]
+        )
     if args.json:
         print(json.dumps(out, indent=2))
         return
     for k, v in out.items():
-        print(f"{k:>16}: {v}")
+        print(f"{k:>30}: {v}")
 
 
 if __name__ == "__main__":

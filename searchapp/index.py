@@ -225,8 +225,7 @@ class Index:
             n, top = self.meta.id_summary()
             ids = store.ids()
             if store.count != n or (n and int(ids.max()) != top):
-                store.rebuild(self.meta.vectors(self.config.dimension))
-                self._convert_if_large(store)
+                self._rebuild(store, n)
             self._vectors = store
             if store.dirty:
                 self._save_if_unlocked()
@@ -331,20 +330,41 @@ class Index:
         self.meta.put_settings(self.config.to_settings())
 
     def save_vectors(self) -> None:
-        """Persist the vector file if it changed (the caller holds the write lock), switching to the
-        approximate index first when the index has grown past the threshold."""
+        """Persist the vector file if it changed (the caller holds the write lock), first fitting the kind of
+        vector index to its size (:meth:`_fit_vector_index`)."""
         if self._vectors is not None and self._vectors.dirty:
-            self._convert_if_large(self._vectors)
+            self._fit_vector_index(self._vectors)
             self._vectors.save()
 
-    def _convert_if_large(self, store: VectorStore) -> None:
+    def _want_ivf(self, n: int) -> bool:
+        kind = self.config.vector_index
+        return kind == "ivf" or (kind == "auto" and n >= self.config.ivf_threshold)
+
+    def _rebuild(self, store: VectorStore, n: int) -> None:
+        """Rebuild the vector store from the vectors SQLite holds, straight into the kind its size calls for."""
         from searchapp.store.vectors import auto_nlist
 
-        want_ivf = self.config.vector_index == "ivf" or (
-            self.config.vector_index == "auto" and store.count >= self.config.ivf_threshold
-        )
-        if want_ivf and store.kind == "flat" and store.count:
-            store.to_ivf(auto_nlist(store.count))
+        dim = self.config.dimension
+        if self._want_ivf(n) and n:
+            store.build_ivf(lambda: self.meta.vectors(dim), n, auto_nlist(n))
+        else:
+            store.rebuild(self.meta.vectors(dim))
+
+    def _fit_vector_index(self, store: VectorStore) -> None:
+        """Exact below the threshold, IVF above it; an IVF index is retrained (from SQLite's vectors, no model
+        run) once the index has grown fourfold since training, when the right number of lists has doubled, and
+        goes back to exact when an automatic one shrinks below half the threshold (the gap stops a size near
+        the threshold from flipping back and forth)."""
+        from searchapp.store.vectors import auto_nlist
+
+        n, kind = store.count, self.config.vector_index
+        if store.kind == "flat":
+            if n and self._want_ivf(n):
+                store.to_ivf(auto_nlist(n))
+        elif kind == "flat" or (kind == "auto" and n < self.config.ivf_threshold // 2):
+            store.to_flat()
+        elif auto_nlist(n) >= 2 * store.index.nlist:
+            self._rebuild(store, n)
 
     def _save_if_unlocked(self) -> None:
         if self._lock_owner == threading.get_ident():

@@ -8,7 +8,9 @@ the candidates. Queries are encoded in batches.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -57,16 +59,39 @@ class Scope:
 def gather(
     index: Index, conn: Connection, query: str, qvec: np.ndarray, k0: int, scope: Scope | None = None
 ) -> Candidates:
-    """Union of each side's top ``k0`` (within ``scope``), every candidate with its real dense and lexical score."""
-    dense = dict(index.vectors.search(qvec, k0, scope.ids if scope else None))
-    run, known = lexical.search_and_score(conn, query, k0, list(dense), scope.sql if scope else None)
-    lex = dict(run)
+    """Union of each side's top ``k0`` (within ``scope``), every candidate with its real dense and lexical score.
+
+    The dense search runs on a worker thread while FTS5 scores the query's matches (both release the GIL), so
+    a hybrid query costs about the slower side, not the sum; the dense candidates' BM25 scores are then looked
+    up among the materialised matches.
+    """
+    store = index.vectors
+    pending = _worker().submit(store.search, qvec, k0, scope.ids if scope else None)
+    try:
+        with lexical.Matches(conn, query, k0, scope.sql if scope else None) as matches:
+            dense = dict(pending.result())
+            known = matches.scores(list(dense))
+    finally:
+        pending.cancel()
+    lex = dict(matches.top)
     for pid, score in known.items():
         lex.setdefault(pid, score)
-    dense.update(index.vectors.scores(qvec, [pid for pid in lex if pid not in dense]))
+    dense.update(store.scores(qvec, [pid for pid in lex if pid not in dense]))
     for pid in lex:  # a candidate with no stored vector cannot rank above any real one
         dense.setdefault(pid, COSINE_MIN)
     return Candidates(query, dense, lex)
+
+
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The thread hybrid queries run their dense search on (one: the vector store serialises searches anyway)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="searchapp-dense"))
+        return _POOL[0]
 
 
 def fuse(cands: Candidates, fusion: Fusion) -> Run:

@@ -107,38 +107,51 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
     return out
 
 
-def search_and_score(
-    conn: Connection, query: str, k: int, ids: Sequence[int], restrict: Restrict | None = None
-) -> tuple[Run, dict[int, float]]:
-    """:func:`search` and :func:`scores` of ``ids`` in one pass over the query's posting lists.
+class Matches:
+    """One query's matches materialised once in a temporary table: the top ``k`` now, the scores of any other
+    passages (say, the dense side's candidates, known only later) by a keyed lookup, with no second pass over
+    the posting lists. Lets a hybrid query run its dense search while FTS5 scores the matches.
 
-    FTS5 scores every matching row for either question, so asking both at once (the matches materialised once)
-    halves the lexical cost of a hybrid query on a large index. With ``restrict``, ``ids`` must be among the
-    allowed passages.
+    Use as a context manager on one connection; the table is emptied on exit.
     """
-    terms = query_terms(query)
-    out = dict.fromkeys(ids, 0.0)
-    if not terms or k <= 0:
-        return [], out
-    run: Run = []
-    chunk = list(ids[:MAX_PARAMS])
-    params = {f"p{j}": v for j, v in enumerate(chunk)}
-    placeholders = ",".join(f":p{j}" for j in range(len(chunk))) or "NULL"
-    where, allowed = _restricted(restrict)
-    rows = conn.execute(
-        text(
-            "WITH m AS MATERIALIZED (SELECT rowid AS id, -bm25(passages_fts) AS s FROM passages_fts "
-            f"WHERE passages_fts MATCH :q{where}) "
-            "SELECT id, s, 1 FROM (SELECT id, s FROM m ORDER BY s DESC, id LIMIT :k) "
-            f"UNION ALL SELECT id, s, 0 FROM m WHERE id IN ({placeholders})"
-        ),
-        {"q": match_expression(terms), "k": k, **params, **allowed},
-    )
-    for pid, score, top in rows:
-        if top:
-            run.append((int(pid), float(score)))
-        else:
-            out[int(pid)] = float(score)
-    if len(ids) > MAX_PARAMS:  # rare: more candidates than one statement may name
-        out.update(scores(conn, query, list(ids[MAX_PARAMS:])))
-    return run, out
+
+    def __init__(self, conn: Connection, query: str, k: int, restrict: Restrict | None = None) -> None:
+        self.conn = conn
+        self.top: Run = []
+        self.terms = query_terms(query)
+        if not self.terms or k <= 0:
+            return
+        conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS lexical_matches (id INTEGER PRIMARY KEY, s REAL)"))
+        where, params = _restricted(restrict)
+        # FTS5 yields rowids in ascending order, so the inserts append to the temporary b-tree.
+        conn.execute(
+            text(
+                "INSERT INTO temp.lexical_matches SELECT rowid, -bm25(passages_fts) FROM passages_fts "
+                f"WHERE passages_fts MATCH :q{where}"
+            ),
+            {"q": match_expression(self.terms), **params},
+        )
+        rows = conn.execute(text("SELECT id, s FROM temp.lexical_matches ORDER BY s DESC, id LIMIT :k"), {"k": k})
+        self.top = [(int(r[0]), float(r[1])) for r in rows]
+
+    def scores(self, ids: Sequence[int]) -> dict[int, float]:
+        """BM25 of the given passages (0 for those that match no term)."""
+        out = dict.fromkeys(ids, 0.0)
+        if not self.terms:
+            return out
+        for i in range(0, len(ids), MAX_PARAMS):
+            chunk = list(ids[i : i + MAX_PARAMS])
+            params = {f"p{j}": v for j, v in enumerate(chunk)}
+            placeholders = ",".join(f":p{j}" for j in range(len(chunk)))
+            rows = self.conn.execute(
+                text(f"SELECT id, s FROM temp.lexical_matches WHERE id IN ({placeholders})"), params
+            )
+            out.update((int(r[0]), float(r[1])) for r in rows)
+        return out
+
+    def __enter__(self) -> Matches:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.terms:
+            self.conn.execute(text("DELETE FROM temp.lexical_matches"))

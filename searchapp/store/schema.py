@@ -35,6 +35,8 @@ def make_engine(db_path: Path) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
+        # Hybrid queries materialise their lexical matches in a temporary table (store/lexical.py: Matches).
+        cur.execute("PRAGMA temp_store=MEMORY")
         cur.close()
 
     return engine

@@ -9,9 +9,10 @@ SQLite also holds every vector, a missing or stale file is rebuilt from it witho
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,19 @@ def auto_nprobe(nlist: int) -> int:
     """Lists probed per query: 7% of them, at least 32 (recall@10 0.977 at 52k real vectors, 913 lists, 64
     probed; docs/performance.md)."""
     return min(nlist, max(32, -(-nlist * 7 // 100)))
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """FAISS on one OpenMP thread for a single query: splitting one query's scan over the cores costs more in
+    synchronisation than it saves, several times more when another process keeps a core busy
+    (docs/performance.md). The setting is per process; training and batch adds keep every thread."""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 class VectorStore:
@@ -115,7 +129,7 @@ class VectorStore:
             return []
         k = min(k, self.count if allowed is None else len(allowed))
         q = query.reshape(1, -1).astype(np.float32)
-        with self.lock:
+        with self.lock, _one_thread():
             nprobe = (self.nprobe or auto_nprobe(self.index.nlist)) if self.kind == "ivf" else 0
             hits = self._search(q, k, allowed, nprobe)
             if allowed is not None and nprobe and len(hits) < k:
@@ -165,22 +179,55 @@ class VectorStore:
         )
 
     def to_ivf(self, nlist: int, train_size: int = 100_000, seed: int = 0) -> None:
-        """Replace the exact index with an IVF one of ``nlist`` lists, trained on a sample of the vectors held."""
+        """Replace the index with an IVF one of ``nlist`` lists, trained on a sample of the vectors held."""
         ids, vecs = self.vectors()
-        if len(ids) < nlist:
-            return  # too few vectors to train that many lists; stay exact
+        self.build_ivf(lambda: [(ids, vecs)], len(ids), nlist, train_size, seed)
+
+    def build_ivf(
+        self,
+        batches: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+        n: int,
+        nlist: int,
+        train_size: int = 100_000,
+        seed: int = 0,
+    ) -> None:
+        """Replace the contents with an IVF index of ``nlist`` lists over ``n`` vectors that ``batches()`` yields
+        as ``(ids int64 (m,), vectors float32 (m, d))``, read twice: once for a training sample, once to add.
+
+        Streaming keeps the peak at one copy of the vectors (plus a batch), where converting a full exact index
+        would hold two. Too few vectors to train ``nlist`` lists: the index is rebuilt exact instead.
+        """
+        if n < nlist:
+            self.rebuild(batches())
+            return
         rng = np.random.default_rng(seed)
-        sample = vecs[rng.choice(len(vecs), size=min(train_size, len(vecs)), replace=False)]
+        chosen = np.sort(rng.choice(n, size=min(train_size, n), replace=False))
+        sample, seen = [], 0
+        for _, vecs in batches():
+            lo, hi = np.searchsorted(chosen, [seen, seen + len(vecs)])
+            sample.append(vecs[chosen[lo:hi] - seen])
+            seen += len(vecs)
         ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dimension), self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)
-        ivf.train(np.ascontiguousarray(sample))
+        ivf.train(np.ascontiguousarray(np.concatenate(sample)))
+        del sample
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
-        ivf.add_with_ids(np.ascontiguousarray(vecs), ids)
-        self.index = ivf
-        self.dirty = True
+        for ids, vecs in batches():
+            ivf.add_with_ids(np.ascontiguousarray(vecs, dtype=np.float32), ids.astype(np.int64))
+        with self.lock:
+            self.index = ivf
+            self.dirty = True
+
+    def to_flat(self) -> None:
+        """Replace an IVF index with an exact one holding the same vectors."""
+        ids, vecs = self.vectors()
+        self.rebuild([(ids, vecs)])
 
     def rebuild(self, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Replace the contents with ``(ids int64 (n,), vectors float32 (n, d))`` batches."""
-        self.index = self._empty()
+        """Replace the contents with an exact index of ``(ids int64 (n,), vectors float32 (n, d))`` batches."""
+        flat = self._empty()
         for ids, vectors in batches:
-            self.add(ids, vectors)
-        self.dirty = True
+            if len(ids):
+                flat.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
+        with self.lock:
+            self.index = flat
+            self.dirty = True

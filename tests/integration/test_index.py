@@ -296,3 +296,40 @@ def test_index_whose_model_folder_moved_still_opens_for_lexical_work(tmp_path: P
         assert paths(ix.search("rotate signing keys", k=1, mode="lexical")) == ["keys.md"]
         with pytest.raises(ModelLoadError):
             ix.search("rotate signing keys", k=1, mode="dense")
+
+
+def _many_texts(ix: Index, start: int, stop: int) -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    ix.add_texts(
+        [f"{words[i % 10]} {words[(i // 10) % 10]} {words[(i // 100) % 10]} n{i}" for i in range(start, stop)],
+        ids=[f"t{i}" for i in range(start, stop)],
+    )
+
+
+def test_ivf_retrained_as_the_index_grows_and_exact_again_when_it_shrinks(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.store.vectors import auto_nlist
+
+    with open_index(tmp_path, fake_encoder, ivf_threshold=60) as ix:
+        _many_texts(ix, 0, 70)
+        assert ix.vectors.kind == "ivf"
+        first = ix.vectors.index.nlist
+        assert first == auto_nlist(70)
+        _many_texts(ix, 70, 320)  # auto_nlist doubles by about 4x the vectors
+        assert ix.vectors.kind == "ivf" and ix.vectors.index.nlist == auto_nlist(320) >= 2 * first
+        assert ix.search("n123 bravo charlie", k=1, mode="dense")[0].path == "t123"
+        ix.remove([f"t{i}" for i in range(300)])  # 20 left: under half the threshold
+        assert ix.vectors.kind == "flat" and ix.vectors.count == 20
+        assert ix.search("n310 bravo delta", k=1, mode="dense")[0].path == "t310"
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # saved that way
+        assert ix.vectors.kind == "flat" and ix.vectors.count == 20
+
+
+def test_missing_vector_file_of_a_large_index_rebuilt_as_ivf_same_results(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder, ivf_threshold=60, nprobe=10_000) as ix:  # every list probed: exact
+        _many_texts(ix, 0, 150)
+        before = [ix.search(f"n{i} bravo", k=3, mode="dense") for i in range(0, 150, 15)]
+    (tmp_path / "ix" / VECTORS_NAME).unlink()
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        after = [ix.search(f"n{i} bravo", k=3, mode="dense") for i in range(0, 150, 15)]
+        assert ix.vectors.kind == "ivf" and ix.vectors.count == 150
+    assert [[h.passage_id for h in hits] for hits in after] == [[h.passage_id for h in hits] for hits in before]

@@ -104,11 +104,13 @@ def test_remove_unindexes(store: MetadataStore) -> None:
 
 
 @pytest.mark.parametrize("query", [*QUERIES, "the", "zzz nothing"])
-def test_search_and_score_equals_search_plus_scores(store: MetadataStore, query: str) -> None:
+def test_matches_equal_search_plus_scores(store: MetadataStore, query: str) -> None:
     ids = [1, 3, 5, 8, 99]
     with store.connect() as conn:
-        run, known = lexical.search_and_score(conn, query, 4, ids)
-        expected = lexical.search(conn, query, 4)
-        assert [p for p, _ in run] == [p for p, _ in expected]
-        assert [s for _, s in run] == pytest.approx([s for _, s in expected])
-        assert known == pytest.approx(lexical.scores(conn, query, ids))
+        for _ in range(2):  # the temporary table is emptied between queries
+            with lexical.Matches(conn, query, 4) as matches:
+                known = matches.scores(ids)
+            expected = lexical.search(conn, query, 4)
+            assert [p for p, _ in matches.top] == [p for p, _ in expected]
+            assert [s for _, s in matches.top] == pytest.approx([s for _, s in expected])
+            assert known == pytest.approx(lexical.scores(conn, query, ids))
