@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import zipfile
@@ -67,3 +68,72 @@ def test_wheel_ships_migrations(tmp_path: Path) -> None:
     assert "searchapp/migrations/env.py" in names
     assert "searchapp/migrations/versions/0001_initial.py" in names
     assert "searchapp/migrations/script.py.mako" in names
+
+
+def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_data(
+    tmp_path: Path, fake_encoder  # type: ignore[no-untyped-def]
+) -> None:
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from searchapp import Index, IndexConfig
+
+    revisions = list(ScriptDirectory.from_config(schema._alembic_config()).walk_revisions())
+    first = revisions[-1].revision  # walk_revisions goes from head down to the base
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keys.txt").write_text("Rotate the signing keys every quarter.\n")
+    (docs / "fruit.txt").write_text("Bananas are yellow and apples are red.\n")
+    # An index as the first schema revision's searchapp wrote it: made by Alembic itself, rows written as SQL
+    # against that revision's tables (today's ORM models may have more columns).
+    (tmp_path / "ix").mkdir()
+    engine = schema.make_engine(tmp_path / "ix" / "index.db")
+    with engine.begin() as conn:
+        command.upgrade(schema._alembic_config(conn), first)
+    assert schema.current_revision(engine) == first
+    config = IndexConfig().with_dimension(fake_encoder.dimension)
+    passage_ids: dict[str, int] = {}
+    with engine.begin() as conn:
+        for key, value in config.to_settings().items():
+            conn.execute(text("INSERT INTO settings (key, value) VALUES (:k, :v)"), {"k": key, "v": value})
+        for doc_id, path in enumerate(sorted(docs.iterdir()), start=1):
+            data = path.read_bytes()
+            body = data.decode().strip()
+            conn.execute(
+                text("INSERT INTO documents (id, path, title, mtime, size, sha256, n_chars) "
+                     "VALUES (:id, :path, :title, :mtime, :size, :sha, :n)"),
+                {"id": doc_id, "path": str(path), "title": path.stem, "mtime": path.stat().st_mtime,
+                 "size": len(data), "sha": hashlib.sha256(data).hexdigest(), "n": len(data.decode())},
+            )
+            vector = fake_encoder.encode([body])[0].tobytes()
+            passage_ids[path.name] = 10 * doc_id  # ids as AUTOINCREMENT leaves them after deletions: not 1, 2
+            conn.execute(
+                text('INSERT INTO passages (id, document_id, ordinal, start, "end", n_tokens, text, vector) '
+                     "VALUES (:id, :doc, 0, 0, :end, 8, :text, :vector)"),
+                {"id": 10 * doc_id, "doc": doc_id, "end": len(body), "text": body, "vector": vector},
+            )
+            conn.execute(text("INSERT INTO passages_fts (rowid, text) VALUES (:id, :text)"),
+                         {"id": 10 * doc_id, "text": body})
+    before = {table: _rows(engine, table) for table in ("settings", "documents", "passages")}
+    engine.dispose()
+
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        assert schema.current_revision(ix.meta.engine) == schema.head_revision()
+        # Every row and column the first revision had is still there, unchanged.
+        for table, rows in before.items():
+            after = _rows(ix.meta.engine, table)
+            assert [{k: r[k] for k in rows[0]} for r in after] == rows, table
+        with ix.meta.engine.begin() as conn:  # the FTS5 index agrees with the passages it indexes
+            conn.execute(text("INSERT INTO passages_fts(passages_fts, rank) VALUES('integrity-check', 1)"))
+        for mode in ("lexical", "dense", "hybrid"):
+            hit = ix.search("signing keys", k=1, mode=mode)[0]
+            assert (hit.passage_id, Path(hit.path).name) == (passage_ids["keys.txt"], "keys.txt"), mode
+        embedded = fake_encoder.embedded
+        again = ix.ingest(docs)
+        assert (again.unchanged, again.added, again.updated, again.removed) == (2, 0, 0, 0)
+        assert fake_encoder.embedded == embedded
+
+
+def _rows(engine, table: str) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1"))]
