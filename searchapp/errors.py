@@ -41,3 +41,11 @@ class IndexLockedError(SearchappError):
 
 class ModelLoadError(SearchappError):
     """Model weights or tokenizer could not be loaded."""
+
+
+class StorageError(SearchappError, OSError):
+    """The index could not be written (a full disk, an I/O error); what was committed before stays.
+
+    Also an ``OSError``, which it is: callers that tolerate a failed write, such as a reader saving a rebuilt
+    vector file, keep catching ``OSError``.
+    """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,9 +11,9 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-from searchapp.errors import SchemaError
+from searchapp.errors import SchemaError, StorageError
 from searchapp.store import lexical, schema
 from searchapp.store.models import DocumentRow, PassageRow, Setting
 from searchapp.types import Document, Span
@@ -83,6 +84,17 @@ class MetadataStore:
         """Release connections."""
         self.engine.dispose()
 
+    @contextlib.contextmanager
+    def _begin(self) -> Iterator[Connection]:
+        """A write transaction. A failed write (disk full, I/O error, read-only file) rolls the whole transaction
+        back and is raised as ``StorageError``: the database stays as it was before it."""
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except OperationalError as exc:
+            reason = str(exc.orig) if exc.orig is not None else str(exc)
+            raise StorageError(f"{self.path}: cannot write the index database: {reason}") from exc
+
     def settings(self) -> dict[str, str]:
         """All settings rows (JSON text values)."""
         with self.engine.connect() as conn:
@@ -90,7 +102,7 @@ class MetadataStore:
 
     def put_settings(self, rows: dict[str, str]) -> None:
         """Insert or replace settings rows."""
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             for key, value in rows.items():
                 conn.execute(delete(_SETTINGS).where(_SETTINGS.c.key == key))
                 conn.execute(insert(_SETTINGS).values(key=key, value=value))
@@ -111,12 +123,12 @@ class MetadataStore:
 
     def touch(self, doc_id: int, mtime: float) -> None:
         """Record a new modification time for a document whose content did not change."""
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(update(_DOCS).where(_DOCS.c.id == doc_id).values(mtime=mtime))
 
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
         """Replace a document's metadata and title (its text and passages unchanged)."""
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             conn.execute(
                 update(_DOCS).where(_DOCS.c.id == doc_id).values(metadata=dump_metadata(metadata), title=title)
             )
@@ -135,7 +147,7 @@ class MetadataStore:
 
         Returns the removed passage ids and, per added document, its new passage ids (int64 ``(n,)``).
         """
-        with self.engine.begin() as conn:
+        with self._begin() as conn:
             # Take the write lock first: id assignment in _add relies on it.
             conn.execute(text("UPDATE settings SET key = key WHERE 0"))
             removed = self._remove(conn, remove)

@@ -19,6 +19,8 @@ from typing import Any
 import faiss
 import numpy as np
 
+from searchapp.errors import StorageError
+
 
 def auto_nlist(n: int) -> int:
     """Inverted lists for ``n`` vectors: 4 sqrt(n), the usual rule, within [16, 65536]."""
@@ -42,6 +44,16 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+def _reason(exc: BaseException) -> str:
+    """The cause of a failed write in a few words: the OS's, or what FAISS puts in its message's last brackets."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    message = str(exc).strip()
+    if message.endswith(")") and "(" in message:
+        return message[message.rindex("(") + 1 : -1]
+    return message.splitlines()[0][:200] if message else type(exc).__name__
 
 
 class VectorStore:
@@ -161,11 +173,17 @@ class VectorStore:
     def save(self) -> None:
         """Write the index atomically (temporary file, fsync, rename)."""
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        with self.lock:
-            faiss.write_index(self.index, str(tmp))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        try:
+            with self.lock:
+                faiss.write_index(self.index, str(tmp))
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except (OSError, RuntimeError) as exc:  # FAISS reports a failed write (ENOSPC) as RuntimeError
+            # The previous file is whole and still in place; the partial copy would only hold on to disk space.
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StorageError(f"{self.path}: cannot write the vector file: {_reason(exc)}") from exc
         self.dirty = False
         self.stamp = self.file_stamp()
 
