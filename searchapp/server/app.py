@@ -22,6 +22,7 @@ from searchapp.errors import (
     IndexLockedError,
     IndexNotFoundError,
     SearchappError,
+    StorageError,
 )
 from searchapp.index import Index, text_id
 from searchapp.server import embeddings
@@ -42,6 +43,7 @@ from searchapp.server.schemas import (
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 _STATUS: list[tuple[type[SearchappError], int, str]] = [
+    (StorageError, 507, "server_error"),  # a full disk: the index is as before the request
     (IndexNotFoundError, 404, "not_found_error"),
     (IndexLockedError, 409, "conflict_error"),
     (EncoderMismatchError, 409, "conflict_error"),

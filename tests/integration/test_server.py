@@ -86,6 +86,18 @@ def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
         )
 
 
+def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    from searchapp.errors import StorageError
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise StorageError("index.db: cannot write the index database: database or disk is full")
+
+    monkeypatch.setattr(index, "add_texts", full)
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.post("/documents", json={"documents": DOCS})
+        assert r.status_code == 507 and "disk is full" in r.json()["error"]["message"]
+
+
 def test_api_key_is_required_on_every_request_and_nothing_changes_without_it(index: Index) -> None:
     with running(create_app(index, api_key="s3cret")) as url, httpx.Client(base_url=url) as http:
         for method, path, body in [
