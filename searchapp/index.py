@@ -20,7 +20,7 @@ from searchapp.encode.models import model_max_tokens
 from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
-from searchapp.store.metadata import MetadataStore
+from searchapp.store.metadata import MetadataStore, has_settings
 
 if TYPE_CHECKING:
     from searchapp.ingest.pipeline import IngestSummary, Progress, Record
@@ -93,7 +93,7 @@ class Index:
         self.path = Path(path)
         db = self.path / DB_NAME
         made_folder = False
-        if not db.exists():
+        if not has_settings(db):  # no database, or one whose creation was interrupted
             if not create:
                 raise IndexNotFoundError(
                     f"no index at {self.path}: create one with `searchapp ingest FOLDER --index {self.path}`"
@@ -172,7 +172,7 @@ class Index:
         """
         given = {k: v for k, v in settings.items() if v is not None}
         knobs = {k: given.pop(k) for k in ("batch_size", "threads") if k in given}
-        if not (Path(path) / DB_NAME).exists():
+        if not has_settings(Path(path) / DB_NAME):
             return cls(path, create=True, config=IndexConfig(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
         index = cls(path, encoder=encoder, **runtime, **knobs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,25 @@ class NewDocument:
     document: Document
     spans: Sequence[Span]
     vectors: np.ndarray
+
+
+def has_settings(db_path: Path) -> bool:
+    """Whether ``db_path`` holds an index: a database with its settings stored. Creating an index stores them
+    last (after the model is loaded), so a database without them is a creation that was interrupted, to be
+    created again, not an index built with default settings. Anything unreadable is left for
+    ``MetadataStore`` to report."""
+    if not db_path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=rw", uri=True)  # never creates a file
+        try:
+            return conn.execute("SELECT 1 FROM settings LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        return "no such table" not in str(exc)
+    except sqlite3.Error:
+        return True
 
 
 class MetadataStore:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import faiss
-import numpy as np
 import pytest
 from sqlalchemy import Engine, event, text
 from typer.testing import CliRunner
@@ -28,6 +27,7 @@ from searchapp.index import VECTORS_NAME
 from searchapp.ingest import pipeline
 from searchapp.store import vectors as vectors_module
 from searchapp.store.metadata import MetadataStore
+from tests.consistency import assert_vectors_match_database, check_fts
 
 TOPICS = ["keys", "tomatoes", "rivers", "engines", "violins", "glaciers", "markets", "comets"]
 
@@ -89,22 +89,11 @@ def sqlite_full(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 def snapshot(store: MetadataStore) -> dict[str, Any]:
     """Every row of documents and passages (vectors included); FTS5 checked against the passages it indexes."""
     with store.engine.begin() as conn:
-        conn.execute(text("INSERT INTO passages_fts(passages_fts, rank) VALUES('integrity-check', 1)"))
+        check_fts(conn)
         return {
             table: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY id"))]
             for table in ("documents", "passages")
         }
-
-
-def assert_vectors_match_database(ix: Index) -> None:
-    """FAISS holds exactly the passages SQLite holds, each with the vector SQLite stores for it."""
-    ids, vecs = ix.vectors.vectors()
-    stored: dict[int, np.ndarray] = {}
-    for batch_ids, batch in ix.meta.vectors(ix.config.dimension):
-        stored.update(zip(batch_ids.tolist(), batch, strict=True))
-    assert sorted(ids.tolist()) == sorted(stored)
-    for pid, vec in zip(ids.tolist(), vecs, strict=True):
-        np.testing.assert_array_equal(vec, stored[pid])
 
 
 def names(hits: list[Any]) -> list[str]:
