@@ -28,12 +28,17 @@ from searchapp.types import Document, Span
 
 
 def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
+    """``n`` passages of ``words`` words drawn from a Zipf-like distribution (p ~ 1/rank) over ``vocab`` words."""
     rng = np.random.default_rng(seed)
-    ranks = np.arange(1, vocab + 1)
-    p = 1.0 / ranks
-    p /= p.sum()
-    names = np.array([f"w{i}" for i in range(vocab)])
-    return [" ".join(names[rng.choice(vocab, size=words, p=p)]) for _ in range(n)]
+    cdf = np.cumsum(1.0 / np.arange(1, vocab + 1))
+    cdf /= cdf[-1]
+    names = [f"w{i}" for i in range(vocab)]
+    out: list[str] = []
+    for start in range(0, n, 100_000):  # draws in blocks: one search of the CDF per word, not per passage
+        rows = min(100_000, n - start)
+        ranks = np.minimum(np.searchsorted(cdf, rng.random((rows, words))), vocab - 1)
+        out += [" ".join([names[r] for r in row]) for row in ranks.tolist()]
+    return out
 
 
 def queries(n: int, vocab: int, seed: int) -> list[str]:

@@ -29,6 +29,11 @@ def main() -> None:
     for mode, colour in (("lexical", "tab:blue"), ("dense", "tab:orange"), ("hybrid", "tab:green")):
         ax.plot(sizes, [r[f"{mode}_p50_ms"] for r in runs], "o-", color=colour, label=f"{mode} p50")
         ax.plot(sizes, [r[f"{mode}_p95_ms"] for r in runs], "o--", color=colour, alpha=0.6, label=f"{mode} p95")
+    for key, colour, label in (("faiss_exact", "grey", "exact FAISS p50 (baseline)"),
+                               ("rank_bm25", "tab:red", "rank_bm25 p50 (baseline)")):
+        points = [(r["passages"], r[f"{key}_p50_ms"]) for r in runs if f"{key}_p50_ms" in r]
+        if points:
+            ax.plot(*zip(*points, strict=True), "x:", color=colour, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("passages in the index")

@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -71,10 +70,11 @@ def fill(index: Index, n: int, seed: int) -> None:
     index.meta.write(remove=[], add=batch)
 
 
-def rss_mb() -> float:
-    """Current resident set size of this process (VmRSS), MiB."""
+def rss_mb(field: str = "VmRSS") -> float:
+    """Resident set size of this process, MiB: current (VmRSS) or peak (VmHWM). Not getrusage's ru_maxrss,
+    which a child process inherits from its parent across fork and exec."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -105,7 +105,7 @@ def measure(path: Path, n_queries: int, seed: int) -> dict[str, object]:
         for mode in ("lexical", "dense", "hybrid"):
             p50, p95 = latencies(lambda q, mode=mode: ix.search(q, k=10, mode=mode), qs)
             out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = p50, p95
-    out["query_process_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    out["query_process_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
     return out
 
 
@@ -182,7 +182,7 @@ def main() -> None:
             out["build_s"] = None  # reused
         else:
             out["build_s"] = round(build(path, args.passages, args.seed), 1)
-            out["build_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+            out["build_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
         out["disk_mb"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
         run = subprocess.run(
             [sys.executable, __file__, "--measure", str(path), "--queries", str(args.queries), "--seed",

@@ -219,7 +219,8 @@ class VectorStore:
             self.rebuild(batches())
             return
         rng = np.random.default_rng(seed)
-        chosen = np.sort(rng.choice(n, size=min(train_size, n), replace=False))
+        # k-means wants about 40 points per list (FAISS warns below 39): more lists, a bigger sample.
+        chosen = np.sort(rng.choice(n, size=min(max(train_size, 40 * nlist), n), replace=False))
         sample, seen = [], 0
         for _, vecs in batches():
             lo, hi = np.searchsorted(chosen, [seen, seen + len(vecs)])
