@@ -314,14 +314,20 @@ def selected(relative: str, name: str, include: Sequence[str], exclude: Sequence
     return (not include or any(map(matches, include))) and not any(map(matches, exclude))
 
 
-def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Iterator[Path]:
+def walk(
+    root: Path,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    on_error: Callable[[str, str], None] | None = None,
+) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root``, in sorted order.
 
     Hidden files and directories (name starting with ``"."``) are skipped; symlinked directories are not
     followed (so no symlink loops), symlinked files are yielded. ``include``/``exclude`` are fnmatch patterns
     tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
     matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
-    loader claims it. Raises :class:`LoadError` when ``root`` does not exist.
+    loader claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
+    (permissions) is reported to ``on_error(path, reason)`` and skipped.
     """
     base = Path(os.path.abspath(root))
     if base.is_file():
@@ -330,7 +336,11 @@ def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -
         return
     if not base.is_dir():
         raise LoadError(str(root), "no such file or directory")
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+    def failed(exc: OSError) -> None:
+        if on_error is not None:
+            on_error(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}")
+
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         directory = Path(dirpath)

@@ -99,9 +99,16 @@ class Ingest:
         # Open (and if need be rebuild) the vector store before writing anything, so that it is checked
         # against the database as it was, not against rows this run adds.
         vectors = self.index.vectors
-        files = list(walk(root, include, exclude))
+        unlisted: list[str] = []
+
+        def cannot_list(path: str, reason: str) -> None:
+            unlisted.append(path)
+            self._fail(path, reason)
+
+        files = list(walk(root, include, exclude, on_error=cannot_list))
         stored = self.index.meta.documents()
-        seen: set[str] = set()
+        # What was indexed under a folder that could not be listed this time is kept, not taken as deleted.
+        seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
         for done, path in enumerate(files, start=1):
             key = str(path.absolute())
             seen.add(key)

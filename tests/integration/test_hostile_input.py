@@ -118,3 +118,32 @@ def test_unreadable_file_is_skipped_and_its_indexed_version_kept(tmp_path: Path,
     finally:
         for name in ("locked.txt", "never.txt"):
             (docs / name).chmod(0o644)
+
+
+def test_unlistable_folder_is_a_warning_and_its_indexed_files_are_kept(
+    tmp_path: Path, fake_encoder, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    import os
+
+    docs = tmp_path / "docs"
+    (docs / "locked").mkdir(parents=True)
+    (docs / "locked" / "keys.txt").write_text("Signing keys rotate every quarter.\n")
+    (docs / "open.txt").write_text("Tomatoes need water in summer.\n")
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        assert ix.ingest(docs).added == 2
+        real_scandir = os.scandir
+
+        def scandir(path):  # type: ignore[no-untyped-def]
+            # chmod 000 on the folder, in a way that also holds for root
+            if os.fspath(path) == str(docs / "locked"):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real_scandir(path)
+
+        monkeypatch.setattr(os, "scandir", scandir)
+        second = ix.ingest(docs)
+        assert second.failures == [(str(docs / "locked"), "cannot read folder: Permission denied")]
+        assert (second.removed, second.unchanged) == (0, 1)
+        assert Path(ix.search("signing keys", k=1, mode="lexical")[0].path).name == "keys.txt"
+        monkeypatch.setattr(os, "scandir", real_scandir)
+        (docs / "locked" / "keys.txt").unlink()
+        assert ix.ingest(docs).removed == 1  # once listable again, a deleted file is removed as usual
