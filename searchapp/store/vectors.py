@@ -227,6 +227,9 @@ class VectorStore:
             sample.append(vecs[chosen[lo:hi] - seen])
             seen += len(vecs)
         ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dimension), self.dimension, nlist, faiss.METRIC_INNER_PRODUCT)
+        # Only a small index (an ivf_threshold set low) has fewer than 40 points per list; FAISS would print a
+        # warning on every such training, to the user's terminal.
+        ivf.cp.min_points_per_centroid = 5
         ivf.train(np.ascontiguousarray(np.concatenate(sample)))
         del sample
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
