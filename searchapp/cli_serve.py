@@ -52,7 +52,7 @@ def serve(
             typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
                        err=True)
         # A read-only server must not create anything; a writable one may start from an empty index.
-        ix = Index(index) if read_only else Index.open_or_create(index)
+        ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
             typer.echo(f"serving {os.path.abspath(index)} on http://{host}:{port} (docs: /docs)", err=True)

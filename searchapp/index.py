@@ -89,8 +89,10 @@ class Index:
         precision: str | None = None,
         batch_size: int = 32,
         threads: int | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         db = self.path / DB_NAME
         made_folder = False
         if not has_settings(db):  # no database, or one whose creation was interrupted
@@ -220,7 +222,8 @@ class Index:
 
             if self.config.dimension == 0:
                 self.config = self.config.with_dimension(self.encoder.dimension)
-                self.meta.put_settings(self.config.to_settings())
+                if not self.read_only:
+                    self.meta.put_settings(self.config.to_settings())
             store = VectorStore(self.path / VECTORS_NAME, self.config.dimension, nprobe=self.config.nprobe)
             n, top = self.meta.id_summary()
             ids = store.ids()
@@ -230,6 +233,20 @@ class Index:
             if store.dirty:
                 self._save_if_unlocked()
         return self._vectors
+
+    def _drop_stale_vectors(self) -> None:
+        """With the write lock just taken: forget a loaded vector store that another process's writes have
+        outdated (file rewritten, or rows committed it never saw), so this writer reloads and checks it
+        instead of adding to an old copy and saving that over the newer file."""
+        store = self._vectors
+        if store is None:
+            return
+        if store.stamp != store.file_stamp():
+            self._vectors = None
+            return
+        n, top = self.meta.id_summary()
+        if store.count != n or (n and int(store.ids().max()) != top):
+            self._vectors = None
 
     def refresh_vectors(self) -> None:
         """Reload the vector file if another process rewrote it since it was loaded (long-lived readers)."""
@@ -247,6 +264,8 @@ class Index:
     def writing(self, wait: bool = True) -> Iterator[None]:
         """Hold the index's write lock; a writer in another process gets ``IndexLockedError`` at once, another
         thread of this process waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
+        if self.read_only:
+            raise ConfigError(f"{self.path}: this index was opened read-only")
         if not self._write_mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.path}: another thread is writing to this index")
         try:
@@ -257,6 +276,7 @@ class Index:
                 fh.close()
                 raise IndexLockedError(f"{self.path}: another process is writing to this index") from exc
             self._lock, self._lock_owner = fh, threading.get_ident()
+            self._drop_stale_vectors()
             try:
                 yield
             finally:
@@ -367,6 +387,8 @@ class Index:
             self._rebuild(store, n)
 
     def _save_if_unlocked(self) -> None:
+        if self.read_only:
+            return  # a rebuilt store stays in memory; the file is left to writers
         if self._lock_owner == threading.get_ident():
             self.save_vectors()
             return

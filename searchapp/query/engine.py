@@ -158,7 +158,7 @@ def search_batch(
                 cands = gather(index, conn, query, qvecs[n], k0, scope)
                 dense, lex = cands.dense, cands.lexical
                 run = fuse(cands, settings)[:k]
-            out[i] = _hydrate(index, run, dense, lex, mode)
+            out[i] = _hydrate(index, conn, run, dense, lex, mode)
     return out
 
 
@@ -174,8 +174,10 @@ def search(
     return search_batch(index, [query], k=k, mode=mode, filters=filters, **fusion)[0]
 
 
-def _hydrate(index: Index, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:
-    records = index.meta.hydrate([pid for pid, _ in run])
+def _hydrate(
+    index: Index, conn: Connection, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str
+) -> list[Hit]:
+    records = index.meta.hydrate([pid for pid, _ in run], conn)
     hits: list[Hit] = []
     for pid, score in run:
         rec = records.get(pid)

@@ -70,13 +70,20 @@ class Filter:
         params: dict[str, Any] = {}
         for n, (key, value) in enumerate(sorted(self.metadata.items())):
             values = value if isinstance(value, list) else [value]
-            names = []
-            for m, v in enumerate(values):
-                names.append(f":f{n}_{m}")
-                # json_extract gives JSON true/false as 1/0
-                params[f"f{n}_{m}"] = int(v) if isinstance(v, bool) else v
             params[f"fk{n}"] = f'$."{key}"'
-            clauses.append(f"json_extract({docs}.metadata, :fk{n}) IN ({', '.join(names)})")
+            path = f"{docs}.metadata, :fk{n}"
+            options = []
+            for m, v in enumerate(values):
+                # json_extract gives JSON true/false as 1/0, so booleans and numbers are told apart by json_type.
+                if isinstance(v, bool):
+                    options.append(f"json_type({path}) = '{'true' if v else 'false'}'")
+                    continue
+                params[f"f{n}_{m}"] = v
+                if isinstance(v, str):  # a SQL text never equals a number: no type check needed
+                    options.append(f"json_extract({path}) = :f{n}_{m}")
+                else:
+                    options.append(f"(json_type({path}) IN ('integer', 'real') AND json_extract({path}) = :f{n}_{m})")
+            clauses.append("(" + " OR ".join(options) + ")")
         if self.path_prefix is not None:
             params["fprefix"] = self.path_prefix
             clauses.append(f"substr({docs}.path, 1, length(:fprefix)) = :fprefix")

@@ -21,6 +21,8 @@ from searchapp.errors import (
     EncoderMismatchError,
     IndexLockedError,
     IndexNotFoundError,
+    ModelLoadError,
+    SchemaError,
     SearchappError,
     StorageError,
 )
@@ -44,6 +46,8 @@ from searchapp.server.schemas import (
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 _STATUS: list[tuple[type[SearchappError], int, str]] = [
     (StorageError, 507, "server_error"),  # a full disk: the index is as before the request
+    (ModelLoadError, 500, "server_error"),  # the server's model or index is broken, not the request
+    (SchemaError, 500, "server_error"),
     (IndexNotFoundError, 404, "not_found_error"),
     (IndexLockedError, 409, "conflict_error"),
     (EncoderMismatchError, 409, "conflict_error"),
@@ -67,6 +71,11 @@ def create_app(
     def _library_error(request: Request, exc: SearchappError) -> JSONResponse:
         status, kind = next((s, k) for cls, s, k in _STATUS if isinstance(exc, cls))
         return JSONResponse(error_body(str(exc), kind), status_code=status)
+
+    @app.exception_handler(Exception)
+    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Still JSON in the one error shape, so clients report it; the traceback goes to the server's log.
+        return JSONResponse(error_body(f"internal error: {type(exc).__name__}", "server_error"), status_code=500)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -57,7 +57,7 @@ class Guard:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                return  # the client went away mid-body: never run a route on part of one
             chunks.append(message.get("body", b""))
             received += len(chunks[-1])
             if received > self.max_body:

@@ -223,8 +223,12 @@ class MetadataStore:
             )
         return all_ids
 
-    def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
-        """Passages with their document's path, title and metadata, by id (unknown ids are left out)."""
+    def hydrate(self, ids: Sequence[int], conn: Connection | None = None) -> dict[int, PassageRecord]:
+        """Passages with their document's path, title and metadata, by id (unknown ids are left out).
+
+        ``conn``: a connection the caller already holds (a search holds one; taking a second from the pool per
+        query can exhaust it when many threads search at once).
+        """
         if not ids:
             return {}
         query = (
@@ -233,8 +237,10 @@ class MetadataStore:
             .join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id)
             .where(_PASSAGES.c.id.in_(list(ids)))
         )
-        with self.engine.connect() as conn:
+        if conn is not None:
             return {r[0]: PassageRecord(*r[:6], json.loads(r[6])) for r in conn.execute(query)}
+        with self.engine.connect() as own:
+            return self.hydrate(ids, own)
 
     def passage_documents(self) -> dict[int, str]:
         """Passage id -> its document's path (or record key)."""

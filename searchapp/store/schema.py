@@ -27,7 +27,11 @@ def make_engine(db_path: Path) -> Engine:
 
     WAL lets queries from other processes read a consistent snapshot while an ingest writes.
     """
-    engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30})
+    # A server searches from many threads, each holding a connection for its query: allow well over FastAPI's
+    # default 40 worker threads before a thread waits for the pool.
+    engine = create_engine(
+        f"sqlite:///{db_path}", connect_args={"timeout": 30}, pool_size=8, max_overflow=64
+    )
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:

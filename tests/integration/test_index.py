@@ -333,3 +333,28 @@ def test_missing_vector_file_of_a_large_index_rebuilt_as_ivf_same_results(tmp_pa
         after = [ix.search(f"n{i} bravo", k=3, mode="dense") for i in range(0, 150, 15)]
         assert ix.vectors.kind == "ivf" and ix.vectors.count == 150
     assert [[h.passage_id for h in hits] for hits in after] == [[h.passage_id for h in hits] for hits in before]
+
+
+def test_a_writer_reloads_a_vector_store_another_process_outdated(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as first:
+        first.add_texts([f"alpha note {i}" for i in range(5)], ids=[f"a{i}" for i in range(5)])
+        with Index(tmp_path / "ix", encoder=fake_encoder) as other:  # another writer, e.g. a CLI ingest
+            other.add_texts([f"bravo memo {i}" for i in range(5)], ids=[f"b{i}" for i in range(5)])
+        first.add_texts(["charlie letter"], ids=["c0"])  # must not add to (and save) its old copy
+        assert first.vectors.count == 11
+        assert {h.path for h in first.search("bravo memo", k=5, mode="dense")} == {f"b{i}" for i in range(5)}
+    with Index(tmp_path / "ix", encoder=fake_encoder) as fresh:
+        assert fresh.vectors.count == 11
+
+
+def test_read_only_index_writes_nothing(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.add_texts(["alpha note", "bravo memo"], ids=["a", "b"])
+    (tmp_path / "ix" / VECTORS_NAME).unlink()
+    with Index(tmp_path / "ix", encoder=fake_encoder, read_only=True) as ix:
+        assert ix.search("bravo memo", k=1, mode="dense")[0].path == "b"  # rebuilt in memory
+        with pytest.raises(ConfigError, match="read-only"):
+            ix.add_texts(["charlie"], ids=["c"])
+        with pytest.raises(ConfigError, match="read-only"):
+            ix.remove(["a"])
+    assert not (tmp_path / "ix" / VECTORS_NAME).exists()

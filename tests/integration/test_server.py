@@ -98,6 +98,23 @@ def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> No
         assert r.status_code == 507 and "disk is full" in r.json()["error"]["message"]
 
 
+def test_server_side_failures_are_500_json(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    from searchapp.errors import ModelLoadError
+
+    failures = iter([ModelLoadError("model folder missing"), RuntimeError("boom")])
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise next(failures)
+
+    monkeypatch.setattr(index, "search_batch", broken)
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        first = http.post("/search", json={"query": "keys"})
+        assert first.status_code == 500 and first.json()["error"]["type"] == "server_error"
+        assert "model folder missing" in first.json()["error"]["message"]
+        second = http.post("/search", json={"query": "keys"})
+        assert second.status_code == 500 and second.json()["error"]["message"] == "internal error: RuntimeError"
+
+
 def test_api_key_is_required_on_every_request_and_nothing_changes_without_it(index: Index) -> None:
     with running(create_app(index, api_key="s3cret")) as url, httpx.Client(base_url=url) as http:
         for method, path, body in [

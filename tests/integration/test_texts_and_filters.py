@@ -84,6 +84,8 @@ def test_remove_takes_texts_out_of_every_side(tmp_path: Path, fake_encoder) -> N
         ({"metadata": {"team": "security", "year": 2025}}, {"k2"}),
         ({"metadata": {"draft": True}}, {"n1"}),
         ({"metadata": {"year": "2025"}}, set()),  # a string never equals the number
+        ({"metadata": {"draft": 1}}, set()),  # nor a number the boolean true
+        ({"metadata": {"year": [2024, True]}}, {"k1"}),
         ({"path_prefix": "k"}, {"k1", "k2"}),
         ({"path_glob": "?1"}, {"k1", "d1", "n1"}),
         ({"path_glob": "k*", "metadata": {"year": 2024}}, {"k1"}),
