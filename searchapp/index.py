@@ -326,10 +326,9 @@ class Index:
         if not len(keys) == len(metas) == len(names) == len(texts):
             raise ConfigError("texts, ids, metadatas and titles must have the same length")
         _check_texts(texts, keys, metas)
-        stored = self.meta.documents()
-        files = [k for k in keys if k in stored and stored[k].source == "file"]
+        files = self.meta.document_ids(keys, source="file")
         if files:
-            raise ConfigError(f"id {files[0]!r} names an ingested file: choose another id")
+            raise ConfigError(f"id {next(iter(files))!r} names an ingested file: choose another id")
         return self.ingest_records(zip(keys, names, texts, metas, strict=True))
 
     def remove(self, ids: Iterable[str]) -> int:
@@ -337,7 +336,7 @@ class Index:
         keys = list(dict.fromkeys(ids))
         with self.writing():
             _ = self.vectors  # checked against the database before this writes
-            doc_ids = self.meta.document_ids(keys)
+            doc_ids = list(self.meta.document_ids(keys).values())
             if doc_ids:
                 removed, _ = self.meta.write(remove=doc_ids, add=[])
                 self.vectors.remove(removed)

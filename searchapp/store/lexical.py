@@ -11,7 +11,7 @@ FTS5 walk a posting list as long as the corpus for almost no ranking signal.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -92,10 +92,7 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
     if not terms or not ids:
         return out
     expr = match_expression(terms)
-    for i in range(0, len(ids), MAX_PARAMS):
-        chunk = list(ids[i : i + MAX_PARAMS])
-        params = {f"p{j}": v for j, v in enumerate(chunk)}
-        placeholders = ",".join(f":p{j}" for j in range(len(chunk)))
+    for placeholders, params in _id_lists(ids):
         rows = conn.execute(
             text(
                 "SELECT rowid, -bm25(passages_fts) FROM passages_fts "
@@ -105,6 +102,14 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
         )
         out.update((int(r[0]), float(r[1])) for r in rows)
     return out
+
+
+def _id_lists(ids: Sequence[int]) -> Iterator[tuple[str, dict[str, int]]]:
+    """``ids`` as bound ``IN (...)`` lists, each within SQLite's limit on host parameters: (placeholders,
+    parameters) per chunk."""
+    for i in range(0, len(ids), MAX_PARAMS):
+        chunk = list(ids[i : i + MAX_PARAMS])
+        yield ",".join(f":p{j}" for j in range(len(chunk))), {f"p{j}": v for j, v in enumerate(chunk)}
 
 
 class Matches:
@@ -139,10 +144,7 @@ class Matches:
         out = dict.fromkeys(ids, 0.0)
         if not self.terms:
             return out
-        for i in range(0, len(ids), MAX_PARAMS):
-            chunk = list(ids[i : i + MAX_PARAMS])
-            params = {f"p{j}": v for j, v in enumerate(chunk)}
-            placeholders = ",".join(f":p{j}" for j in range(len(chunk)))
+        for placeholders, params in _id_lists(ids):
             rows = self.conn.execute(
                 text(f"SELECT id, s FROM temp.lexical_matches WHERE id IN ({placeholders})"), params
             )

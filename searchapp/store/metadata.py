@@ -153,13 +153,17 @@ class MetadataStore:
                 update(_DOCS).where(_DOCS.c.id == doc_id).values(metadata=dump_metadata(metadata), title=title)
             )
 
-    def document_ids(self, keys: Sequence[str]) -> list[int]:
-        """Ids of the documents with these paths or text ids (unknown keys are left out)."""
-        out: list[int] = []
+    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
+        """Key -> id of the documents with these paths or text ids (of ``source`` only, if given); unknown keys
+        are left out. A keyed lookup: callers need not load every document."""
+        out: dict[str, int] = {}
+        query = select(_DOCS.c.path, _DOCS.c.id)
+        if source is not None:
+            query = query.where(_DOCS.c.source == source)
         with self.engine.connect() as conn:
             for i in range(0, len(keys), lexical.MAX_PARAMS):
                 chunk = list(keys[i : i + lexical.MAX_PARAMS])
-                out += conn.execute(select(_DOCS.c.id).where(_DOCS.c.path.in_(chunk))).scalars()
+                out.update((str(k), int(v)) for k, v in conn.execute(query.where(_DOCS.c.path.in_(chunk))))
         return out
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> tuple[list[int], list[np.ndarray]]:
