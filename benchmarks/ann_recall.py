@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 from searchapp import Encoder, Index, IndexConfig  # noqa: E402
 from searchapp.evaluate.beir import load_beir  # noqa: E402
 from searchapp.evaluate.runner import index_path  # noqa: E402
-from searchapp.store.vectors import VectorStore, auto_nlist, auto_nprobe  # noqa: E402
+from searchapp.store.vector_policy import auto_nlist, auto_nprobe  # noqa: E402
+from searchapp.store.vectors import VectorStore  # noqa: E402
 
 SETS = {"scifact": "train", "wikiqa": "dev", "antique": "train", "trecqa-dev": "dev", "trecqa-train": "train"}
 
@@ -66,7 +67,7 @@ def main() -> None:
         if not path.exists():
             sys.exit(f"{path} missing: run searchapp eval ../shared/data/{name} --split {split} --precision fp32")
         with Index(path) as ix:
-            ids, vecs = ix.vectors.vectors()
+            ids, vecs = ix.stores.vectors.vectors()
         ids_all.append(ids + offset)  # ids are per index: shift them apart
         offset += int(ids.max()) + 1
         vecs_all.append(vecs)

@@ -19,8 +19,8 @@ DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
 from searchapp.config import IndexConfig  # noqa: E402
-from searchapp.evaluate.runner import prepare  # noqa: E402
-from searchapp.query.fusion import Fusion  # noqa: E402
+from searchapp.evaluation import prepare  # noqa: E402
+from searchapp.query.fusion import Fusion, norm_names  # noqa: E402
 
 SETS = "scifact:train,wikiqa:dev,antique:train,trecqa-dev:dev,trecqa-train:train"
 ALPHAS = (0.3, 0.5, 0.7, 0.8, 0.9)
@@ -28,11 +28,11 @@ ALPHAS = (0.3, 0.5, 0.7, 0.8, 0.9)
 
 def settings() -> dict[str, Fusion]:
     out = {}
-    for norm in ("theoretical", "minmax", "zscore"):
+    for norm in norm_names():
         for a in ALPHAS:
             out[f"convex {norm} {a}"] = Fusion(method="convex", norm=norm, alpha=a)
     out["rrf 60"] = Fusion(method="rrf", rrf_k=60)
-    out["adaptive (default)"] = IndexConfig().fusion_settings
+    out["adaptive (default)"] = Fusion()
     return out
 
 
@@ -52,7 +52,6 @@ def main() -> None:
         table[col]["queries"] = prep.judged
         for label, fusion in settings().items():
             table[col][label] = prep.score("hybrid", fusion)["ndcg@10"]
-        prep.index.close()
         print(f"# {col} done", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(table, indent=1))

@@ -74,7 +74,7 @@ def main() -> None:
             with Index(Path(tmp) / f"ix-{precision}", create=True, config=IndexConfig(precision=precision),
                        encoder=enc) as ix:
                 summary = ix.ingest(corpus)
-                texts = [r.text for r in ix.meta.hydrate(sorted(ix.meta.passage_documents())).values()]
+                texts = [r.text for r in ix.stores.db.hydrate(sorted(ix.stores.db.passage_documents())).values()]
             n = summary.passages_embedded
             forward = raw_forward(fp32, texts, args.batch)
             rows.append({

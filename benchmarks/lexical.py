@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.store import lexical
-from searchapp.store.metadata import MetadataStore, NewDocument
-from searchapp.types import Document, Span
+from searchapp.store.database import Database
+from searchapp.types import Document, NewDocument, Span
 
 
 def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
@@ -55,8 +55,8 @@ def timed(fn, items):  # type: ignore[no-untyped-def]
     return statistics.median(out), float(np.percentile(out, 95))
 
 
-def build_fts(path: Path, texts: list[str]) -> MetadataStore:
-    meta = MetadataStore(path)
+def build_fts(path: Path, texts: list[str]) -> Database:
+    meta = Database(path)
     zero = np.zeros((1, 1), np.float32)
     batch = []
     for i, t in enumerate(texts):

@@ -35,9 +35,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from lexical import corpus, queries  # noqa: E402
 
 from searchapp import Index, IndexConfig  # noqa: E402
-from searchapp.store.metadata import NewDocument  # noqa: E402
-from searchapp.store.vectors import auto_nprobe  # noqa: E402
-from searchapp.types import Document, Span  # noqa: E402
+from searchapp.store.vector_policy import auto_nprobe  # noqa: E402
+from searchapp.types import (  # noqa: E402
+    Document,
+    NewDocument,  # noqa: E402
+    Span,
+)
 
 DIM = 384
 
@@ -65,9 +68,9 @@ def fill(index: Index, n: int, seed: int) -> None:
         batch.append(NewDocument(Document(f"/synthetic/{i}", "", text, 0.0, len(text), "0" * 64),
                                  [Span(0, len(text), 60)], v))
         if len(batch) == 5000:
-            index.meta.write(remove=[], add=batch)
+            index.stores.db.write(remove=[], add=batch)
             batch = []
-    index.meta.write(remove=[], add=batch)
+    index.stores.db.write(remove=[], add=batch)
 
 
 def rss_mb(field: str = "VmRSS") -> float:
@@ -96,7 +99,7 @@ def measure(path: Path, n_queries: int, seed: int) -> dict[str, object]:
     with Index(path, encoder=StubEncoder(seed)) as ix:
         ix.search(qs[0], k=10, mode="lexical")
         out["rss_open_mb"] = round(rss_mb(), 1)
-        store = ix.vectors
+        store = ix.stores.vectors
         out["rss_vectors_loaded_mb"] = round(rss_mb(), 1)
         out["vector_index"] = store.kind
         if store.kind == "ivf":
@@ -115,8 +118,8 @@ def build(path: Path, n: int, seed: int) -> float:
     with Index(path, create=True, config=IndexConfig(dimension=DIM), encoder=StubEncoder(seed)) as ix:
         fill(ix, n, seed)
         with ix.writing():
-            _ = ix.vectors  # rebuilt from the database, straight into IVF above the threshold
-            ix.save_vectors()
+            _ = ix.stores.vectors  # rebuilt from the database, straight into IVF above the threshold
+            ix.stores.flush()
     return time.perf_counter() - t
 
 
@@ -126,7 +129,7 @@ def faiss_exact(path: Path, qs: list[str], seed: int) -> dict[str, object]:
 
     with Index(path, encoder=StubEncoder(seed)) as ix:
         flat = faiss.IndexFlatIP(DIM)
-        for _, vecs in ix.meta.vectors(DIM):
+        for _, vecs in ix.stores.db.vectors(DIM):
             flat.add(vecs)
     qv = StubEncoder(seed + 7).encode(qs)
     threads = faiss.omp_get_max_threads()
@@ -177,7 +180,7 @@ def main() -> None:
         path = args.index_dir or Path(tmp) / "ix"
         if (path / "index.db").exists():
             with Index(path, encoder=StubEncoder(args.seed)) as ix:
-                if ix.meta.counts()[1] != args.passages:
+                if ix.stores.db.counts()[1] != args.passages:
                     sys.exit(f"{path} holds another size: remove it or choose another --index-dir")
             out["build_s"] = None  # reused
         else:

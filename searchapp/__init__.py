@@ -20,9 +20,9 @@ from searchapp.errors import (
     SchemaError,
     SearchappError,
 )
+from searchapp.filters import Filter
 from searchapp.index import Index, IndexStats
 from searchapp.ingest.pipeline import IngestSummary
-from searchapp.query.filters import Filter
 from searchapp.types import Document, Hit, Span
 
 __version__ = "0.1.0"

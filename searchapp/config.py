@@ -3,87 +3,95 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from searchapp.encode.models import DEFAULT_MODEL, canonical_name
+from searchapp.encode.catalog import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError, EncoderMismatchError
 from searchapp.ingest.splitter import SplitterConfig
 from searchapp.query.fusion import Fusion
+from searchapp.store.vector_policy import VectorPolicy
 
-MODES = ("hybrid", "dense", "lexical")
-VECTOR_INDEXES = ("auto", "flat", "ivf")
-# Fusion settings stored flat in the index config under the same names (``method`` is stored as ``fusion``).
-FUSION_FIELDS = tuple(f.name for f in fields(Fusion) if f.name != "method")
-_FUSION = Fusion()
+# Nested settings are stored, shown by ``status`` and given to ``open_or_create`` under flat names: a field's own
+# name, except where it would be ambiguous (fusion's method is "fusion").
+_SECTIONS: dict[str, type] = {"splitter": SplitterConfig, "fusion": Fusion}
+_RENAMED = {("fusion", "method"): "fusion"}
 
 
 @dataclass(frozen=True)
 class IndexConfig:
     """Settings fixed when an index is created (encoder, splitter) and ranking defaults (fusion).
 
-    ``dimension`` is 0 until the encoder has been loaded once.
+    ``dimension`` is 0 until the encoder has been loaded once. ``splitter`` and ``fusion`` are nested; their
+    fields also go by flat names (:func:`flat_names`, e.g. ``max_tokens``, ``alpha``) in the settings table,
+    ``status`` and :meth:`from_flat`.
     """
 
     model: str = DEFAULT_MODEL
     pooling: str = "mean"
     pooling_params: dict[str, Any] = field(default_factory=dict)
     dimension: int = 0
-    max_tokens: int = 256
-    overlap: int = 0
-    max_chars: int = 4000
     precision: str = "auto"
     # Vector index: "flat" (exact), "ivf" (approximate), or "auto" (exact below ivf_threshold vectors).
     vector_index: str = "auto"
     ivf_threshold: int = 200_000
     nprobe: int = 0  # 0: 7% of the lists, at least 32
+    splitter: SplitterConfig = field(default_factory=SplitterConfig)
     # Hybrid defaults: those of Fusion() (query/fusion.py), chosen in docs/evaluation.md.
-    fusion: str = _FUSION.method
-    norm: str = _FUSION.norm
-    alpha: float = _FUSION.alpha
-    rrf_k: int = _FUSION.rrf_k
-    k0: int = _FUSION.k0
-    alpha_question: float = _FUSION.alpha_question
-    alpha_statement: float = _FUSION.alpha_statement
+    fusion: Fusion = field(default_factory=Fusion)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", canonical_name(self.model))
         get_pooling(self.pooling, **self.pooling_params)
-        _ = self.splitter  # builds (so validates) the splitter settings
         check_precision(self.precision)
-        if self.vector_index not in VECTOR_INDEXES:
-            raise ConfigError(f"unknown vector index '{self.vector_index}': use one of {', '.join(VECTOR_INDEXES)}")
-        _ = self.fusion_settings  # and the fusion settings
+        self.vectors  # noqa: B018 - builds (so validates) the vector index policy
 
     @property
-    def fusion_settings(self) -> Fusion:
-        """Hybrid ranking's defaults for this index."""
-        return Fusion(method=self.fusion, **{name: getattr(self, name) for name in FUSION_FIELDS})
+    def vectors(self) -> VectorPolicy:
+        """When the vector index is exact and when approximate, and how it is searched."""
+        return VectorPolicy(self.vector_index, self.ivf_threshold, self.nprobe)
 
     def with_fusion(self, fusion: Fusion) -> IndexConfig:
         """A copy whose hybrid defaults are ``fusion``."""
-        return replace(self, fusion=fusion.method, **{name: getattr(fusion, name) for name in FUSION_FIELDS})
-
-    @property
-    def splitter(self) -> SplitterConfig:
-        """The passage splitter's settings."""
-        return SplitterConfig(max_tokens=self.max_tokens, overlap=self.overlap, max_chars=self.max_chars)
-
-    def to_settings(self) -> dict[str, str]:
-        """Key -> JSON text rows for the settings table."""
-        return {k: json.dumps(v, sort_keys=True) for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_settings(cls, rows: dict[str, str]) -> IndexConfig:
-        """Rebuild from settings rows; unknown keys (from newer versions) are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: json.loads(v) for k, v in rows.items() if k in names})
+        return replace(self, fusion=fusion)
 
     def with_dimension(self, dimension: int) -> IndexConfig:
         """A copy with the encoder's dimension recorded."""
         return replace(self, dimension=dimension)
+
+    def to_flat(self) -> dict[str, Any]:
+        """Every setting under its flat name."""
+        out: dict[str, Any] = {}
+        for name, (section, attr) in flat_names().items():
+            out[name] = getattr(getattr(self, section), attr) if section else getattr(self, attr)
+        return out
+
+    @classmethod
+    def from_flat(cls, **flat: Any) -> IndexConfig:
+        """Build from flat names (``max_tokens=128, alpha=0.7``); ``ConfigError`` on an unknown name."""
+        names = flat_names()
+        unknown = sorted(set(flat) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown setting {', '.join(unknown)}: use {', '.join(sorted(names))}")
+        top: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {section: {} for section in _SECTIONS}
+        for name, value in flat.items():
+            section, attr = names[name]
+            (nested[section] if section else top)[attr] = value
+        sections = {section: kind(**nested[section]) for section, kind in _SECTIONS.items()}
+        return cls(**top, **sections)
+
+    def to_settings(self) -> dict[str, str]:
+        """Key -> JSON text rows for the settings table."""
+        return {k: json.dumps(v, sort_keys=True) for k, v in self.to_flat().items()}
+
+    @classmethod
+    def from_settings(cls, rows: dict[str, str]) -> IndexConfig:
+        """Rebuild from settings rows; unknown keys (from newer versions) are ignored."""
+        names = flat_names()
+        return cls.from_flat(**{k: json.loads(v) for k, v in rows.items() if k in names})
 
     def check_encoder(self, model: str | None, pooling: str | None, params: dict[str, Any] | None) -> None:
         """Refuse an encoder other than the one the index was built with (``None`` means "as built")."""
@@ -103,32 +111,13 @@ class IndexConfig:
             )
 
 
-def check_mode(mode: str) -> str:
-    """``mode`` if it is a ranking mode, else ``ConfigError`` listing the valid ones."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
-    return mode
-
-
-def parse_params(items: list[str]) -> dict[str, Any]:
-    """``["layer_start=4", "layers=-2,-1", "combine=concat"]`` -> ``{"layer_start": 4, "layers": [-2, -1], ...}``.
-
-    Values are read as JSON where they parse (numbers, ``true``/``false``, lists), a comma makes a list, and
-    anything else stays a string.
-    """
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"expected KEY=VALUE, got {item!r}")
-        out[key.strip()] = (
-            [_scalar(v) for v in raw.split(",") if v.strip()] if "," in raw else _scalar(raw)
-        )
+def flat_names() -> dict[str, tuple[str | None, str]]:
+    """Flat setting name -> (nested section or ``None``, field name), for every setting of ``IndexConfig``."""
+    out: dict[str, tuple[str | None, str]] = {}
+    for f in fields(IndexConfig):
+        if f.name in _SECTIONS:
+            for sub in fields(_SECTIONS[f.name]):
+                out[_RENAMED.get((f.name, sub.name), sub.name)] = (f.name, sub.name)
+        else:
+            out[f.name] = (None, f.name)
     return out
-
-
-def _scalar(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw.strip()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -11,64 +10,50 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from searchapp.config import IndexConfig
-from searchapp.encode.models import model_max_tokens
+from searchapp.encode.catalog import model_max_tokens
+from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
-from searchapp.store.metadata import MetadataStore, has_settings
+from searchapp.filters import Filter
+from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
+from searchapp.query.engine import QueryEngine
+from searchapp.query.fusion import Fusion
+from searchapp.store.database import has_settings
+from searchapp.store.folder import DB_NAME, LOCK_NAME, FolderStores
+from searchapp.types import EncoderLike, Hit
 
-if TYPE_CHECKING:
-    from searchapp.ingest.pipeline import IngestSummary, Progress, Record
-    from searchapp.query.filters import Filter
-    from searchapp.query.fusion import Fusion
-    from searchapp.store.vectors import VectorStore
-    from searchapp.types import Hit
-
-DB_NAME = "index.db"
-VECTORS_NAME = "vectors.faiss"
-LOCK_NAME = "write.lock"
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
 # same model agree to a cosine of 0.9999): given for an existing index, they apply to this process only.
 _RUNTIME_KEYS = ("precision",)
-
-
-class EncoderLike(Protocol):
-    """What the index needs of an encoder (tests pass a deterministic fake)."""
-
-    @property
-    def dimension(self) -> int: ...
-
-    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray: ...
+# What ``status`` shows of the settings, under their flat names (docs/cli.md).
+_STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "fusion", "norm", "alpha", "k0")
 
 
 @dataclass(frozen=True)
 class IndexStats:
-    """What ``searchapp status`` reports."""
+    """What ``searchapp status`` reports: counts, the settings the index was built with, its vector index kind
+    and size on disk."""
 
     path: str
     documents: int
     passages: int
-    model: str
-    pooling: str
-    pooling_params: dict[str, Any]
-    dimension: int
-    max_tokens: int
-    fusion: str
-    norm: str
-    alpha: float
-    k0: int
+    config: IndexConfig
     vector_index: str
     disk_bytes: int
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
-        return dict(self.__dict__)
+        flat = self.config.to_flat()
+        return {
+            "path": self.path, "documents": self.documents, "passages": self.passages,
+            **{name: flat[name] for name in _STATUS_SETTINGS},
+            "vector_index": self.vector_index, "disk_bytes": self.disk_bytes,
+        }
 
 
 class Index:
@@ -77,6 +62,10 @@ class Index:
     ``config`` gives the settings for a new index; for an existing one it must name the same encoder and
     splitter, or ``EncoderMismatchError`` / ``ConfigError`` is raised. ``encoder`` replaces the configured one
     (tests use a fake).
+
+    The index builds its parts once and hands them down: the stores (``store/``), the encoder (loaded on first
+    use), the splitter's settings; the ingest pipeline, the query engine and the evaluation runner work with
+    those and never with the index.
     """
 
     def __init__(
@@ -105,38 +94,34 @@ class Index:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise ConfigError(f"{self.path}: cannot create index folder: {exc.strerror or exc}") from exc
-        self._encoder = encoder
         self._batch_size = batch_size
         self._threads = threads
-        self._vectors: VectorStore | None = None
-        self._lock: IO[str] | None = None
-        self._lock_owner: int | None = None
-        # Threads of one process (a server's) take turns to write, and to load the vector file, instead of
-        # failing on the file lock their own process holds.
+        self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
+        # Threads of one process (a server's) take turns to write instead of failing on the file lock their own
+        # process holds.
         self._write_mutex = threading.Lock()
-        self._load_mutex = threading.RLock()
-        self.meta = MetadataStore(db)
+        self.config = config or IndexConfig()  # replaced by the stored settings below, for an existing index
+        self.stores = FolderStores(self.path, self.config.vectors, self._dimension, read_only=read_only)
         rows: dict[str, str] = {}
         try:
-            rows = self.meta.settings()
+            rows = self.stores.settings()
             if rows:
                 self.config = IndexConfig.from_settings(rows)
+                self.stores.policy = self.config.vectors
                 if config is not None:
                     self.config.check_encoder(config.model, config.pooling, config.pooling_params)
                     if config.splitter != self.config.splitter:
                         raise ConfigError(
                             f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
                         )
-            else:
-                self.config = config or IndexConfig()
             # Runtime knobs of this process's encoder; the stored precision is the default.
             self._precision = check_precision(precision) if precision is not None else self.config.precision
             if not rows:
                 self._check_new()
-                self.meta.put_settings(self.config.to_settings())
+                self.stores.put_settings(self.config.to_settings())
         except BaseException:
             # Nothing half-made stays behind: a bad setting never leaves an index that cannot be opened again.
-            self.meta.close()
+            self.stores.close()
             if not rows:
                 for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
                     with contextlib.suppress(FileNotFoundError):
@@ -149,11 +134,9 @@ class Index:
     def _check_new(self) -> None:
         """Check a new index's settings against the real model before storing them: passage budget within the
         model's limit, pooling parameters valid for its depth (pooling a dummy batch records the dimension)."""
-        limit = model_max_tokens(self.config.model)
-        if self.config.max_tokens > limit:
-            raise ConfigError(
-                f"max_tokens {self.config.max_tokens} exceeds the limit of {self.config.model} ({limit} tokens)"
-            )
+        limit, asked = model_max_tokens(self.config.model), self.config.splitter.max_tokens
+        if asked > limit:
+            raise ConfigError(f"max_tokens {asked} exceeds the limit of {self.config.model} ({limit} tokens)")
         if self.config.dimension == 0:
             self.config = self.config.with_dimension(self.encoder.dimension)
 
@@ -165,8 +148,8 @@ class Index:
         encoder: EncoderLike | None = None,
         **settings: Any,
     ) -> Index:
-        """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` fields, plus the runtime
-        knobs ``batch_size`` and ``threads``).
+        """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` settings by their flat
+        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size`` and ``threads``).
 
         A setting that is ``None`` means "as the index was built" (or the default for a new index); an encoder
         or splitter setting that differs from an existing index's raises ``EncoderMismatchError`` or
@@ -175,88 +158,56 @@ class Index:
         given = {k: v for k, v in settings.items() if v is not None}
         knobs = {k: given.pop(k) for k in ("batch_size", "threads") if k in given}
         if not has_settings(Path(path) / DB_NAME):
-            return cls(path, create=True, config=IndexConfig(**given), encoder=encoder, **knobs)
+            return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
+        IndexConfig.from_flat(**given)  # unknown names and bad values are refused before opening
         index = cls(path, encoder=encoder, **runtime, **knobs)
-        built = index.config
+        built = index.config.to_flat()
         try:
-            built.check_encoder(given.get("model"), given.get("pooling"), given.get("pooling_params"))
-            differ = [k for k, v in given.items() if k not in _ENCODER_KEYS and getattr(built, k) != v]
+            index.config.check_encoder(given.get("model"), given.get("pooling"), given.get("pooling_params"))
+            differ = [k for k, v in given.items() if k not in _ENCODER_KEYS and built[k] != v]
             if differ:
                 raise ConfigError(
                     "this index was built with "
-                    + ", ".join(f"{k}={getattr(built, k)!r} (asked {given[k]!r})" for k in differ)
+                    + ", ".join(f"{k}={built[k]!r} (asked {given[k]!r})" for k in differ)
                 )
         except BaseException:
             index.close()
             raise
         return index
 
-    # -- parts, loaded on first use -------------------------------------------------------------------
+    # -- parts --------------------------------------------------------------------------------------------
+
+    def _make_encoder(self) -> EncoderLike:
+        from searchapp.encode.encoder import Encoder
+
+        c = self.config
+        return Encoder(
+            model=c.model, pooling=c.pooling, pooling_params=c.pooling_params, batch_size=self._batch_size,
+            threads=self._threads, precision=self._precision,
+        )
 
     @property
     def encoder(self) -> EncoderLike:
         """The index's encoder (loads the model on first use)."""
-        if self._encoder is None:
-            from searchapp.encode.encoder import Encoder
+        enc = self._encoder
+        return enc.loaded if isinstance(enc, LazyEncoder) else enc
 
-            c = self.config
-            self._encoder = Encoder(
-                model=c.model, pooling=c.pooling, pooling_params=c.pooling_params, batch_size=self._batch_size,
-                threads=self._threads, precision=self._precision,
-            )
-        return self._encoder
-
-    @property
-    def vectors(self) -> VectorStore:
-        """The FAISS store, rebuilt from the database if the file is missing or stale."""
-        store = self._vectors
-        if store is not None:
-            return store
-        with self._load_mutex:
-            return self._load_vectors()
-
-    def _load_vectors(self) -> VectorStore:
-        if self._vectors is None:
-            from searchapp.store.vectors import VectorStore
-
-            if self.config.dimension == 0:
-                self.config = self.config.with_dimension(self.encoder.dimension)
-                if not self.read_only:
-                    self.meta.put_settings(self.config.to_settings())
-            store = VectorStore(self.path / VECTORS_NAME, self.config.dimension, nprobe=self.config.nprobe)
-            n, top = self.meta.id_summary()
-            ids = store.ids()
-            if store.count != n or (n and int(ids.max()) != top):
-                self._rebuild(store, n)
-            self._vectors = store
-            if store.dirty:
-                self._save_if_unlocked()
-        return self._vectors
-
-    def _drop_stale_vectors(self) -> None:
-        """With the write lock just taken: forget a loaded vector store that another process's writes have
-        outdated (file rewritten, or rows committed it never saw), so this writer reloads and checks it
-        instead of adding to an old copy and saving that over the newer file."""
-        store = self._vectors
-        if store is None:
-            return
-        if store.stamp != store.file_stamp():
-            self._vectors = None
-            return
-        n, top = self.meta.id_summary()
-        if store.count != n or (n and int(store.ids().max()) != top):
-            self._vectors = None
-
-    def refresh_vectors(self) -> None:
-        """Reload the vector file if another process rewrote it since it was loaded (long-lived readers)."""
-        store = self._vectors
-        if store is not None and self._lock is None and store.stamp != store.file_stamp():
-            self._vectors = None
+    def _dimension(self) -> int:
+        """The vectors' dimension, recorded in the settings the first time it is known (an index made before it
+        was recorded at creation)."""
+        if self.config.dimension == 0:
+            self.config = self.config.with_dimension(self._encoder.dimension)
+            if not self.read_only:
+                self.stores.put_settings(self.config.to_settings())
+        return self.config.dimension
 
     def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
         """Word-piece character offsets of ``texts`` with the model's tokenizer (for the splitter)."""
         return token_offsets(load_tokenizer(self.config.model), texts)
+
+    def _engine(self) -> QueryEngine:
+        return QueryEngine(self.stores, lambda texts: self._encoder.encode(texts, truncate=True), self.config.fusion)
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -269,22 +220,13 @@ class Index:
         if not self._write_mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.path}: another thread is writing to this index")
         try:
-            fh = open(self.path / LOCK_NAME, "a+")
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                fh.close()
-                raise IndexLockedError(f"{self.path}: another process is writing to this index") from exc
-            self._lock, self._lock_owner = fh, threading.get_ident()
-            self._drop_stale_vectors()
-            try:
+            with self.stores.writing():
                 yield
-            finally:
-                self._lock, self._lock_owner = None, None
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-                fh.close()
         finally:
             self._write_mutex.release()
+
+    def _ingest(self, progress: Progress | None = None) -> Ingest:
+        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress)
 
     def ingest(
         self,
@@ -294,17 +236,13 @@ class Index:
         progress: Progress | None = None,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it."""
-        from searchapp.ingest.pipeline import Ingest
-
         with self.writing():
-            return Ingest(self, progress).run(Path(root), include, exclude)
+            return self._ingest(progress).run(Path(root), include, exclude)
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
-        from searchapp.ingest.pipeline import Ingest
-
         with self.writing():
-            return Ingest(self).run_records(records)
+            return self._ingest().run_records(records)
 
     def add_texts(
         self,
@@ -326,7 +264,7 @@ class Index:
         if not len(keys) == len(metas) == len(names) == len(texts):
             raise ConfigError("texts, ids, metadatas and titles must have the same length")
         _check_texts(texts, keys, metas)
-        files = self.meta.document_ids(keys, source="file")
+        files = self.stores.document_ids(keys, source="file")
         if files:
             raise ConfigError(f"id {next(iter(files))!r} names an ingested file: choose another id")
         return self.ingest_records(zip(keys, names, texts, metas, strict=True))
@@ -335,66 +273,16 @@ class Index:
         """Remove documents by text id or file path; returns how many there were (unknown ids are ignored)."""
         keys = list(dict.fromkeys(ids))
         with self.writing():
-            _ = self.vectors  # checked against the database before this writes
-            doc_ids = list(self.meta.document_ids(keys).values())
+            doc_ids = list(self.stores.document_ids(keys).values())
             if doc_ids:
-                removed, _ = self.meta.write(remove=doc_ids, add=[])
-                self.vectors.remove(removed)
-                self.save_vectors()
+                self.stores.write(remove=doc_ids, add=[])
+                self.stores.flush()
         return len(doc_ids)
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""
         self.config = self.config.with_fusion(fusion)
-        self.meta.put_settings(self.config.to_settings())
-
-    def save_vectors(self) -> None:
-        """Persist the vector file if it changed (the caller holds the write lock), first fitting the kind of
-        vector index to its size (:meth:`_fit_vector_index`)."""
-        if self._vectors is not None and self._vectors.dirty:
-            self._fit_vector_index(self._vectors)
-            self._vectors.save()
-
-    def _want_ivf(self, n: int) -> bool:
-        kind = self.config.vector_index
-        return kind == "ivf" or (kind == "auto" and n >= self.config.ivf_threshold)
-
-    def _rebuild(self, store: VectorStore, n: int) -> None:
-        """Rebuild the vector store from the vectors SQLite holds, straight into the kind its size calls for."""
-        from searchapp.store.vectors import auto_nlist
-
-        dim = self.config.dimension
-        if self._want_ivf(n) and n:
-            store.build_ivf(lambda: self.meta.vectors(dim), n, auto_nlist(n))
-        else:
-            store.rebuild(self.meta.vectors(dim))
-
-    def _fit_vector_index(self, store: VectorStore) -> None:
-        """Exact below the threshold, IVF above it; an IVF index is retrained (from SQLite's vectors, no model
-        run) once the index has grown fourfold since training, when the right number of lists has doubled, and
-        goes back to exact when an automatic one shrinks below half the threshold (the gap stops a size near
-        the threshold from flipping back and forth)."""
-        from searchapp.store.vectors import auto_nlist
-
-        n, kind = store.count, self.config.vector_index
-        if store.kind == "flat":
-            if n and self._want_ivf(n):
-                store.to_ivf(auto_nlist(n))
-        elif kind == "flat" or (kind == "auto" and n < self.config.ivf_threshold // 2):
-            store.to_flat()
-        elif auto_nlist(n) >= 2 * store.index.nlist:
-            self._rebuild(store, n)
-
-    def _save_if_unlocked(self) -> None:
-        if self.read_only:
-            return  # a rebuilt store stays in memory; the file is left to writers
-        if self._lock_owner == threading.get_ident():
-            self.save_vectors()
-            return
-        # A reader that cannot write (locked by an ingest, or a read-only folder) keeps the rebuilt store in memory.
-        # Never wait here: the thread holding the write lock may be waiting for this load.
-        with contextlib.suppress(IndexLockedError, OSError), self.writing(wait=False):
-            self.save_vectors()
+        self.stores.put_settings(self.config.to_settings())
 
     # -- reading --------------------------------------------------------------------------------------
 
@@ -411,11 +299,9 @@ class Index:
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
         index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
-        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``.
+        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``.
         """
-        from searchapp.query.engine import search
-
-        return search(self, query, k=k, mode=mode, filters=filters, **fusion)
+        return self.search_batch([query], k=k, mode=mode, filters=filters, **fusion)[0]
 
     def search_batch(
         self,
@@ -426,40 +312,23 @@ class Index:
         **fusion: Any,
     ) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
-        from searchapp.query.engine import search_batch
+        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, **fusion)
 
-        return search_batch(self, queries, k=k, mode=mode, filters=filters, **fusion)
+    def is_empty(self) -> bool:
+        """Whether the index holds no passage (cheap, unlike counting)."""
+        return self.stores.is_empty()
 
     def stats(self) -> IndexStats:
-        """Counts, encoder and size on disk."""
-        docs, passages = self.meta.counts()
-        c = self.config
-        size = 0
-        for f in self.path.iterdir():
-            with contextlib.suppress(FileNotFoundError):  # a temporary file renamed away meanwhile
-                size += f.stat().st_size if f.is_file() else 0
+        """Counts, settings and size on disk."""
+        docs, passages = self.stores.counts()
         return IndexStats(
-            path=str(self.path.absolute()), documents=docs, passages=passages, model=c.model,
-            pooling=c.pooling, pooling_params=c.pooling_params, dimension=c.dimension,
-            max_tokens=c.max_tokens, fusion=c.fusion, norm=c.norm, alpha=c.alpha, k0=c.k0,
-            vector_index=self._vector_kind(), disk_bytes=size,
+            path=str(self.path.absolute()), documents=docs, passages=passages, config=self.config,
+            vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(),
         )
-
-    def _vector_kind(self) -> str:
-        """``flat`` or ``ivf``, read from the vector file without loading it into a store."""
-        store = self._vectors
-        if store is not None:
-            return store.kind
-        # FAISS files start with the index type's four-character code: no need to load gigabytes for status.
-        try:
-            with open(self.path / VECTORS_NAME, "rb") as fh:
-                return "ivf" if fh.read(4) == b"IwFl" else "flat"
-        except OSError:
-            return "flat"
 
     def close(self) -> None:
         """Release the database."""
-        self.meta.close()
+        self.stores.close()
 
     def __enter__(self) -> Index:
         return self

@@ -1,10 +1,13 @@
-"""Frozen value objects that cross module seams."""
+"""Value objects that cross module seams: documents, passages, runs, hits, and what an encoder must offer."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,71 @@ class Hit:
             "text": self.text,
             "metadata": dict(self.metadata),
         }
+
+
+# A ranking: ``(passage_id, score)`` pairs, best first.
+Run = list[tuple[int, float]]
+# The lowest score each side can give: cosine of opposite vectors; BM25 of a passage sharing no query term.
+COSINE_MIN = -1.0
+BM25_MIN = 0.0
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Hybrid candidates of one query: both sides' raw scores (cosine, BM25) for the same passage ids."""
+
+    query: str
+    dense: dict[int, float]
+    lexical: dict[int, float]
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """What change detection needs to know of an indexed document."""
+
+    id: int
+    path: str
+    mtime: float
+    size: int
+    sha256: str
+    metadata: str = "{}"  # canonical JSON, see dump_metadata
+    source: str = "file"
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """A document ready to store: its passages' spans and float32 ``(n, d)`` vectors, row i for span i."""
+
+    document: Document
+    spans: Sequence[Span]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    """A passage hydrated with its document's path, title and metadata."""
+
+    id: int
+    path: str
+    title: str
+    start: int
+    end: int
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def dump_metadata(metadata: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a metadata mapping (sorted keys), so equal mappings compare equal as text."""
+    return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+class EncoderLike(Protocol):
+    """What an index needs of an encoder (tests pass a deterministic fake)."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        """float32 ``(len(texts), dimension)`` unit vectors; ``truncate`` cuts over-long texts (queries)."""
+        ...

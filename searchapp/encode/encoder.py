@@ -6,14 +6,16 @@ Importing this module does not import torch; the model loads on first use.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from searchapp.encode.models import DEFAULT_MODEL, canonical_name
+from searchapp.encode.catalog import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError
+from searchapp.types import EncoderLike
 
 if TYPE_CHECKING:
     from searchapp.encode.transformer import TransformerModel
@@ -121,3 +123,31 @@ class Encoder:
             vecs = torch.nn.functional.normalize(vecs.float(), dim=-1)
             out[idx] = vecs.numpy()
         return out
+
+
+class LazyEncoder:
+    """An encoder made on first use: a re-ingest that finds nothing changed, a lexical query or ``status`` never
+    loads the model."""
+
+    def __init__(self, make: Callable[[], EncoderLike]) -> None:
+        self._make = make
+        self._encoder: EncoderLike | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> EncoderLike:
+        """The encoder, made now if it was not yet."""
+        if self._encoder is None:
+            with self._lock:
+                if self._encoder is None:
+                    self._encoder = self._make()
+        return self._encoder
+
+    @property
+    def dimension(self) -> int:
+        """The vectors' dimension (loads the model)."""
+        return self.loaded.dimension
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        """:meth:`Encoder.encode` of the encoder, made now if need be: float32 ``(n, d)`` unit vectors."""
+        return self.loaded.encode(texts, truncate=truncate)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from searchapp.errors import ModelLoadError
+from searchapp.paths import cache_root
 
 _MARKER = ".searchapp-complete.json"
 _REQUIRED = ("config.json", "tokenizer.json")
@@ -30,12 +31,6 @@ class SplitZipModel:
     dist_pattern: str
     parts: int
     folder: str  # the model's folder inside the zip
-
-
-def cache_root() -> Path:
-    """Where unpacked models are kept."""
-    env = os.environ.get("SEARCHAPP_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "searchapp"
 
 
 def part_files(spec: SplitZipModel) -> list[Path]:

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from searchapp.encode.models import model_dir
+from searchapp.encode.catalog import model_dir
 from searchapp.errors import ModelLoadError
 
 if TYPE_CHECKING:

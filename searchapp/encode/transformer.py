@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from searchapp.encode.models import model_dir, model_max_tokens
+from searchapp.encode.catalog import model_dir, model_max_tokens
 from searchapp.encode.precision import resolve as resolve_precision
 from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
 from searchapp.errors import ConfigError, ModelLoadError

@@ -1,4 +1,4 @@
-"""``searchapp eval``: index a BEIR-layout corpus (cached), run a split's queries, score each mode.
+"""``searchapp eval``: a split's queries run against its corpus's index, scored in each mode.
 
 Documents are title + text; a document's score is its best passage's (the first time it appears in a passage
 ranking). Candidates for hybrid ranking are gathered once per query, so every fusion setting (for ``--mode
@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from searchapp.config import IndexConfig
-from searchapp.encode.split_zip import cache_root
 from searchapp.errors import SearchappError
-from searchapp.evaluate.beir import BeirSet, load_beir
+from searchapp.evaluate.beir import BeirSet
 from searchapp.evaluate.metrics import evaluate
-from searchapp.index import Index
-from searchapp.query.engine import Candidates, fuse, gather
-from searchapp.query.fusion import Fusion, Run
-from searchapp.store import lexical
+from searchapp.paths import cache_root
+from searchapp.query.fusion import Fusion, fuse
+from searchapp.store.base import Stores
+from searchapp.types import Candidates, EncoderLike, Run
 
 DEPTH = 100  # documents ranked per query (Recall@100, MAP@100)
 PASSAGE_DEPTH = 300  # passages fetched for a single-side run before folding them into documents
@@ -41,7 +40,7 @@ class Prepared:
     """A benchmark split with its index and every query's runs."""
 
     data: BeirSet
-    index: Index
+    fusion: Fusion  # the index's hybrid default
     doc_of: dict[int, str]
     runs: dict[str, QueryRuns]
     k0: int  # candidates per side the runs were gathered with
@@ -71,7 +70,7 @@ class Prepared:
             elif mode == "dense":
                 ranked[q] = self.documents(r.dense)
             else:
-                ranked[q] = self.documents(fuse(r.candidates, fusion or self.index.config.fusion_settings))
+                ranked[q] = self.documents(fuse(r.candidates, fusion or self.fusion))
         return evaluate(ranked, self.data.qrels)[0]
 
     def run_for(self, mode: str, fusion: Fusion | None = None) -> dict[str, list[str]]:
@@ -79,7 +78,7 @@ class Prepared:
         out = {}
         for q, r in self.runs.items():
             base = r.lexical if mode == "lexical" else r.dense if mode == "dense" else fuse(
-                r.candidates, fusion or self.index.config.fusion_settings
+                r.candidates, fusion or self.fusion
             )
             out[q] = self.documents(base)
         return out
@@ -90,7 +89,8 @@ def index_path(folder: Path, config: IndexConfig) -> Path:
     from searchapp.encode.precision import resolve
 
     fields = {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
-              "params": config.pooling_params, "max_tokens": config.max_tokens, "overlap": config.overlap}
+              "params": config.pooling_params, "max_tokens": config.splitter.max_tokens,
+              "overlap": config.splitter.overlap}
     precision = resolve(config.precision)
     if precision != "fp32":  # fp32 keys stay as they were before precision was a setting
         fields["precision"] = precision
@@ -98,43 +98,22 @@ def index_path(folder: Path, config: IndexConfig) -> Path:
     return cache_root() / "eval" / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def prepare(
-    folder: Path,
-    split: str,
-    config: IndexConfig,
-    k0: int | None = None,
-    index_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> Prepared:
-    """Load the split, build or reuse the corpus index, and gather every judged query's runs."""
-    data = load_beir(folder, split)
-    path = index_dir or index_path(folder, config)
-    index = Index.open_or_create(
-        path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
-        max_tokens=config.max_tokens, overlap=config.overlap, precision=config.precision,
-    )
-    if index_dir is None:
-        # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its own
-        # (for example a tuned one).
-        index.set_fusion(IndexConfig().fusion_settings)
-    if index.stats().documents != len(data.corpus):
-        if progress:
-            progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
-        index.ingest_records((d, t, data.document_text(d)) for d, (t, _) in data.corpus.items())
-    doc_of = index.meta.passage_documents()
-    k0 = k0 or index.config.k0
+def collect(data: BeirSet, stores: Stores, encoder: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
+    """Every judged query's runs against the corpus in ``stores`` (already indexed): both single runs,
+    ``PASSAGE_DEPTH`` deep, and the hybrid candidates, ``k0`` per side."""
+    doc_of = stores.passage_documents()
     qids = [q for q in data.queries if q in data.qrels]
     texts = [data.queries[q] for q in qids]
-    vecs = index.encoder.encode(texts, truncate=True)
+    vecs = encoder.encode(texts, truncate=True)
     runs: dict[str, QueryRuns] = {}
-    with index.meta.connect() as conn:
+    with stores.reader() as reader:
         for q, text, vec in zip(qids, texts, vecs, strict=True):
             runs[q] = QueryRuns(
-                lexical=lexical.search(conn, text, PASSAGE_DEPTH),
-                dense=index.vectors.search(vec, PASSAGE_DEPTH),
-                candidates=gather(index, conn, text, vec, k0),
+                lexical=reader.lexical(text, PASSAGE_DEPTH),
+                dense=reader.dense(vec, PASSAGE_DEPTH),
+                candidates=reader.gather(text, vec, k0),
             )
-    return Prepared(data, index, doc_of, runs, k0)
+    return Prepared(data, fusion, doc_of, runs, k0)
 
 
 def write_trec_run(path: Path, run: dict[str, list[str]], tag: str) -> None:

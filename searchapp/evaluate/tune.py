@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from searchapp.evaluate.runner import Prepared
-from searchapp.query.fusion import NORMS, Fusion
+from searchapp.query.fusion import Fusion, norm_names
 
 ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 RRF_KS = (10, 30, 60, 100)
@@ -31,12 +31,12 @@ class TuneResult:
 def grid(base: Fusion) -> Iterator[Fusion]:
     """Convex (each normalisation x alpha), RRF (each k) and adaptive (each normalisation x its two weights),
     at ``base.k0``."""
-    for norm in NORMS:
+    for norm in norm_names():
         for alpha in ALPHAS:
             yield replace(base, method="convex", norm=norm, alpha=alpha)
     for k in RRF_KS:
         yield replace(base, method="rrf", rrf_k=k)
-    for norm in NORMS:
+    for norm in norm_names():
         for aq in ALPHAS_QUESTION:
             for as_ in ALPHAS_STATEMENT:
                 yield replace(base, method="adaptive", norm=norm, alpha_question=aq, alpha_statement=as_)
@@ -44,7 +44,7 @@ def grid(base: Fusion) -> Iterator[Fusion]:
 
 def tune(prepared: Prepared, metric: str = "ndcg@10") -> TuneResult:
     """Score every setting of :func:`grid` and return the best (ties: the first in grid order)."""
-    base = replace(prepared.index.config.fusion_settings, k0=prepared.k0)
+    base = replace(prepared.fusion, k0=prepared.k0)
     tried = [(f, prepared.score("hybrid", f)[metric]) for f in grid(base)]
     best, value = max(tried, key=lambda x: x[1])
     return TuneResult(best, metric, value, tried)

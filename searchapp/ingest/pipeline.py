@@ -8,18 +8,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import Any
 
 from searchapp.errors import LoadError, SearchappError
 from searchapp.ingest.loaders import load_document, selected, walk
-from searchapp.ingest.splitter import split
-from searchapp.store.metadata import NewDocument, StoredDocument, dump_metadata
-from searchapp.types import Document, Span
-
-if TYPE_CHECKING:
-    from searchapp.index import Index
+from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
+from searchapp.store.base import Stores
+from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
 
 Progress = Callable[[int, int], None]
 # (key, title, text) or (key, title, text, metadata)
@@ -27,7 +22,8 @@ Record = tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]
 # Encode and commit once this many passages are pending: big enough for efficient batches and transactions,
 # small enough that a crash loses little work.
 FLUSH_PASSAGES = 512
-# Rewrite the vector file at most this often during an ingest, so other processes find it current.
+# Flush the stores (the folder backend rewrites its vector file) at most this often during an ingest, so
+# other processes find it current.
 SAVE_EVERY_S = 30.0
 
 
@@ -79,10 +75,22 @@ def _in_scope(path: str, root: str, include: Sequence[str], exclude: Sequence[st
 
 
 class Ingest:
-    """One run of :meth:`Index.ingest`. Holds the pending batch and the running summary."""
+    """One run of an ingest, given the parts it works with: the stores (their writer lock already held), the
+    encoder, and the splitter's settings and tokenizer offsets. Holds the pending batch and the running summary.
+    """
 
-    def __init__(self, index: Index, progress: Progress | None = None) -> None:
-        self.index = index
+    def __init__(
+        self,
+        stores: Stores,
+        encoder: EncoderLike,
+        splitter: SplitterConfig,
+        offsets: OffsetsFn,
+        progress: Progress | None = None,
+    ) -> None:
+        self.stores = stores
+        self.encoder = encoder
+        self.splitter = splitter
+        self.offsets = offsets
         self.progress = progress
         self.summary = IngestSummary()
         self.pending: list[_Pending] = []
@@ -96,9 +104,6 @@ class Ingest:
             raise SearchappError(f"{root}: no such file or folder")
         # The same normalisation as walk's (abspath folds "..") so stored keys and the root compare.
         root_key = os.path.abspath(root)
-        # Open (and if need be rebuild) the vector store before writing anything, so that it is checked
-        # against the database as it was, not against rows this run adds.
-        vectors = self.index.vectors
         unlisted: list[str] = []
 
         def cannot_list(path: str, reason: str) -> None:
@@ -106,7 +111,7 @@ class Ingest:
             self._fail(path, reason)
 
         files = list(walk(root, include, exclude, on_error=cannot_list))
-        stored = self.index.meta.documents()
+        stored = self.stores.documents()
         # What was indexed under a folder that could not be listed this time is kept, not taken as deleted.
         seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
         for done, path in enumerate(files, start=1):
@@ -125,10 +130,9 @@ class Ingest:
             and _in_scope(key, root_key, include, exclude)
         ]
         if gone:
-            removed_ids, _ = self.index.meta.write(remove=gone, add=[])
-            vectors.remove(removed_ids)
+            self.stores.write(remove=gone, add=[])
             self.summary.removed = len(gone)
-        self.index.save_vectors()
+        self.stores.flush()
         self.summary.seconds = time.perf_counter() - started
         return self.summary
 
@@ -139,8 +143,7 @@ class Ingest:
         ``key`` takes the place of the path. Used by the Python and HTTP APIs and for benchmark corpora.
         """
         started = time.perf_counter()
-        _ = self.index.vectors  # checked against the database before this run writes (see run)
-        stored = self.index.meta.documents()
+        stored = self.stores.documents()
         for key, title, text, *rest in records:
             metadata = rest[0] if rest else {}
             data = text.encode("utf-8")
@@ -149,7 +152,7 @@ class Ingest:
             old = stored.get(key)
             if old is not None and old.sha256 == doc.sha256:
                 if old.metadata != dump_metadata(metadata) or old.title != doc.title:
-                    self.index.meta.set_metadata(old.id, metadata, doc.title)
+                    self.stores.set_metadata(old.id, metadata, doc.title)
                     self.summary.updated += 1
                 else:
                     self.summary.unchanged += 1
@@ -158,12 +161,12 @@ class Ingest:
             if self.pending_passages >= FLUSH_PASSAGES:
                 self._flush()
         self._flush()
-        self.index.save_vectors()
+        self.stores.flush()
         self.summary.seconds = time.perf_counter() - started
         return self.summary
 
     def _queue(self, doc: Document, stored: StoredDocument | None) -> None:
-        spans = split(doc.text, self.index.offsets, self.index.config.splitter)
+        spans = split(doc.text, self.offsets, self.splitter)
         if not spans:
             self._fail(doc.path, "no text")
             return
@@ -191,7 +194,7 @@ class Ingest:
             self._fail(key, f"cannot read: {exc.strerror or exc}")
             return
         if stored and stored.sha256 == doc.sha256:
-            self.index.meta.touch(stored.id, doc.mtime)
+            self.stores.touch(stored.id, doc.mtime)
             self.summary.unchanged += 1
             return
         self._queue(doc, stored)
@@ -204,21 +207,18 @@ class Ingest:
         if not self.pending:
             return
         texts = [p.document.text[s.start : s.end] for p in self.pending for s in p.spans]
-        vectors = self.index.encoder.encode(texts)
+        vectors = self.encoder.encode(texts)
         items: list[NewDocument] = []
         row = 0
         for p in self.pending:
             items.append(NewDocument(p.document, p.spans, vectors[row : row + len(p.spans)]))
             row += len(p.spans)
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
-        removed_ids, added_ids = self.index.meta.write(remove=replaced, add=items)
-        self.index.vectors.remove(removed_ids)
-        for item, ids in zip(items, added_ids, strict=True):
-            self.index.vectors.add(ids, np.asarray(item.vectors))
+        self.stores.write(remove=replaced, add=items)
         self.summary.updated += len(replaced)
         self.summary.added += len(self.pending) - len(replaced)
         self.summary.passages_embedded += len(texts)
         self.pending, self.pending_passages = [], 0
         if time.monotonic() - self.last_save > SAVE_EVERY_S:
-            self.index.save_vectors()
+            self.stores.flush()
             self.last_save = time.monotonic()

@@ -11,11 +11,19 @@ the candidates by default, which keeps the cosine's narrow band from being swamp
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from searchapp.query.engine import Candidates
-    from searchapp.query.fusion import Fusion
+from searchapp.types import Candidates
+
+
+class AdaptiveWeights(Protocol):
+    """The two dense weights the rule chooses between (``Fusion`` has them)."""
+
+    @property
+    def alpha_question(self) -> float: ...
+
+    @property
+    def alpha_statement(self) -> float: ...
 
 QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how "
@@ -33,6 +41,6 @@ def is_question(query: str) -> bool:
     return first is not None and first.group(0) in QUESTION_WORDS
 
 
-def adaptive_alpha(cands: Candidates, fusion: Fusion) -> float:
+def adaptive_alpha(cands: Candidates, fusion: AdaptiveWeights) -> float:
     """The dense weight for this query's convex combination."""
     return fusion.alpha_question if is_question(cands.query) else fusion.alpha_statement

@@ -15,44 +15,103 @@ union of both sides' top ``k0``, every candidate carrying its real score from ea
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from searchapp.errors import ConfigError
+from searchapp.query.adaptive import adaptive_alpha
+from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
 
-Run = list[tuple[int, float]]
+Normaliser = Callable[[Mapping[int, float], Mapping[int, float]], tuple[dict[int, float], dict[int, float]]]
+FusionMethod = Callable[[Candidates, "Fusion"], Run]
+# Registration order is the order names are listed in (help, errors, the tuning grid).
+_NORMS: dict[str, Normaliser] = {}
+_METHODS: dict[str, FusionMethod] = {}
 
-COSINE_MIN = -1.0
-BM25_MIN = 0.0
-METHODS = ("adaptive", "convex", "rrf")
-NORMS = ("theoretical", "minmax", "zscore")
+
+def register_norm(name: str) -> Callable[[Normaliser], Normaliser]:
+    """Add a normalisation of both sides' candidate scores under ``name``."""
+
+    def deco(fn: Normaliser) -> Normaliser:
+        _NORMS[name] = fn
+        return fn
+
+    return deco
+
+
+def register_method(name: str) -> Callable[[FusionMethod], FusionMethod]:
+    """Add a fusion method (candidates, settings) -> run under ``name``."""
+
+    def deco(fn: FusionMethod) -> FusionMethod:
+        _METHODS[name] = fn
+        return fn
+
+    return deco
+
+
+def norm_names() -> list[str]:
+    """Registered normalisations."""
+    return list(_NORMS)
+
+
+def method_names() -> list[str]:
+    """Registered fusion methods."""
+    return list(_METHODS)
+
+
+def _setting(
+    default: Any,
+    help: str,
+    *,
+    choices: Callable[[], list[str]] | None = None,
+    ge: float | None = None,
+    le: float | None = None,
+    label: str | None = None,
+) -> Any:
+    """A fusion setting with what the CLI options, the HTTP schema and validation derive from it (``label``: its
+    name in messages, where that differs from the field's)."""
+    return field(default=default, metadata={"help": help, "choices": choices, "ge": ge, "le": le, "label": label})
 
 
 @dataclass(frozen=True)
 class Fusion:
-    """How hybrid ranking fuses the two sides. Stored in the index config; overridable per query."""
+    """How hybrid ranking fuses the two sides. Stored in the index config; overridable per query.
 
-    method: str = "adaptive"
-    norm: str = "zscore"
-    alpha: float = 0.5
-    rrf_k: int = 60
-    k0: int = 100
-    alpha_question: float = 0.8
-    alpha_statement: float = 0.5
+    Each field's metadata (help, choices, bounds) is the one declaration that validation here, the CLI's fusion
+    options and the HTTP API's ``fusion`` object are built from.
+    """
+
+    method: str = _setting("adaptive", "Hybrid fusion", choices=method_names, label="fusion")
+    norm: str = _setting("zscore", "Score normalisation", choices=norm_names, label="normalisation")
+    alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0.0, le=1.0)
+    rrf_k: int = _setting(60, "RRF constant", ge=0)
+    k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1)
+    alpha_question: float = _setting(0.8, "Adaptive fusion: dense weight for questions", ge=0.0, le=1.0)
+    alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0.0, le=1.0)
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ConfigError(f"unknown fusion '{self.method}': use one of {', '.join(METHODS)}")
-        if self.norm not in NORMS:
-            raise ConfigError(f"unknown normalisation '{self.norm}': use one of {', '.join(NORMS)}")
-        for name in ("alpha", "alpha_question", "alpha_statement"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ConfigError(f"{name} must be in [0, 1], got {value}")
-        if self.rrf_k < 0:
-            raise ConfigError(f"rrf_k must be >= 0, got {self.rrf_k}")
-        if self.k0 < 1:
-            raise ConfigError(f"k0 must be at least 1, got {self.k0}")
+        for f in fields(self):
+            value, meta = getattr(self, f.name), f.metadata
+            if meta["choices"] is not None and value not in meta["choices"]():
+                label = meta["label"] or f.name
+                raise ConfigError(f"unknown {label} '{value}': use one of {', '.join(meta['choices']())}")
+            if meta["ge"] is not None and not meta["ge"] <= value:
+                raise ConfigError(f"{f.name} must be >= {meta['ge']}, got {value}")
+            if meta["le"] is not None and not value <= meta["le"]:
+                raise ConfigError(f"{f.name} must be <= {meta['le']}, got {value}")
+
+
+def setting_help(name: str) -> str:
+    """The help text of fusion setting ``name``, with its valid names where it has a list of them."""
+    meta = next(f.metadata for f in fields(Fusion) if f.name == name)
+    choices = f": {', '.join(meta['choices']())}" if meta["choices"] else ""
+    return f"{meta['help']}{choices}"
+
+
+def fuse(cands: Candidates, fusion: Fusion) -> Run:
+    """Rank ``cands`` by ``fusion``'s method."""
+    return _METHODS[fusion.method](cands, fusion)
 
 
 def theoretical_minmax(scores: Mapping[int, float], lower: float) -> dict[int, float]:
@@ -87,17 +146,28 @@ def zscore(scores: Mapping[int, float]) -> dict[int, float]:
     return {pid: (s - mean) / sd for pid, s in scores.items()}
 
 
+@register_norm("theoretical")
+def _theoretical(dense: Mapping[int, float], lexical: Mapping[int, float]) -> tuple[dict[int, float], dict[int, float]]:
+    return theoretical_minmax(dense, COSINE_MIN), theoretical_minmax(lexical, BM25_MIN)
+
+
+@register_norm("minmax")
+def _minmax(dense: Mapping[int, float], lexical: Mapping[int, float]) -> tuple[dict[int, float], dict[int, float]]:
+    return minmax(dense), minmax(lexical)
+
+
+@register_norm("zscore")
+def _zscore(dense: Mapping[int, float], lexical: Mapping[int, float]) -> tuple[dict[int, float], dict[int, float]]:
+    return zscore(dense), zscore(lexical)
+
+
 def normalise(
     dense: Mapping[int, float], lexical: Mapping[int, float], norm: str
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """Both sides normalised by ``norm`` (one of ``NORMS``)."""
-    if norm == "theoretical":
-        return theoretical_minmax(dense, COSINE_MIN), theoretical_minmax(lexical, BM25_MIN)
-    if norm == "minmax":
-        return minmax(dense), minmax(lexical)
-    if norm == "zscore":
-        return zscore(dense), zscore(lexical)
-    raise ConfigError(f"unknown normalisation '{norm}': use one of {', '.join(NORMS)}")
+    """Both sides normalised by the registered normalisation ``norm``."""
+    if norm not in _NORMS:
+        raise ConfigError(f"unknown normalisation '{norm}': use one of {', '.join(_NORMS)}")
+    return _NORMS[norm](dense, lexical)
 
 
 def convex(dense: Mapping[int, float], lexical: Mapping[int, float], alpha: float) -> Run:
@@ -134,3 +204,18 @@ def rrf(
 
 def _sorted(run: Run) -> Run:
     return sorted(run, key=lambda x: (-x[1], x[0]))
+
+
+@register_method("adaptive")
+def _adaptive(cands: Candidates, fusion: Fusion) -> Run:
+    return convex(*normalise(cands.dense, cands.lexical, fusion.norm), adaptive_alpha(cands, fusion))
+
+
+@register_method("convex")
+def _convex(cands: Candidates, fusion: Fusion) -> Run:
+    return convex(*normalise(cands.dense, cands.lexical, fusion.norm), fusion.alpha)
+
+
+@register_method("rrf")
+def _rrf(cands: Candidates, fusion: Fusion) -> Run:
+    return rrf(cands.dense, cands.lexical, fusion.rrf_k)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import typing
+from dataclasses import fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from searchapp.query.engine import MODES
+from searchapp.query.fusion import Fusion, setting_help
 from searchapp.types import Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes.
@@ -19,14 +23,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class FusionOverrides(_Strict):
-    """Per-request hybrid settings; omitted ones keep the index's (see docs/evaluation.md)."""
+def _fusion_overrides() -> type[BaseModel]:
+    """Per-request hybrid settings, one optional field per field of :class:`Fusion` with its choices and bounds
+    (``k0`` also at most ``MAX_K``)."""
+    hints = typing.get_type_hints(Fusion)
+    spec: dict[str, Any] = {}
+    for f in fields(Fusion):
+        meta = f.metadata
+        kind: Any = Literal[tuple(meta["choices"]())] if meta["choices"] else hints[f.name]
+        le = MAX_K if f.name == "k0" else meta["le"]
+        spec[f.name] = (kind | None, Field(default=None, ge=meta["ge"], le=le, description=setting_help(f.name)))
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "FusionOverrides", __base__=_Strict, __doc__="Per-request hybrid settings; omitted ones keep the index's "
+        "(see docs/evaluation.md).", **spec
+    )
 
-    method: Literal["adaptive", "convex", "rrf"] | None = None
-    norm: Literal["theoretical", "minmax", "zscore"] | None = None
-    alpha: float | None = Field(default=None, ge=0.0, le=1.0)
-    rrf_k: int | None = Field(default=None, ge=1)
-    k0: int | None = Field(default=None, ge=1, le=MAX_K)
+
+FusionOverrides = _fusion_overrides()
+Mode = Literal[MODES]  # type: ignore[valid-type]
 
 
 class Filters(_Strict):
@@ -41,17 +55,17 @@ class Filters(_Strict):
 class SearchRequest(_Strict):
     query: str = Field(max_length=10_000)
     k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    mode: Mode = "hybrid"
     filters: Filters | None = None
-    fusion: FusionOverrides | None = None
+    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
 
 class BatchSearchRequest(_Strict):
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
     k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    mode: Mode = "hybrid"
     filters: Filters | None = None
-    fusion: FusionOverrides | None = None
+    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
 
 class SearchResponse(BaseModel):

@@ -16,7 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from searchapp.query.fusion import Run
+from searchapp.store.filter_sql import Restrict
+from searchapp.types import Run
 
 # Match FTS5's unicode61 tokenizer closely enough for query parsing: runs of letters and digits.
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -54,9 +55,6 @@ def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str])
         text("INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', :id, :text)"),
         [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
     )
-
-
-Restrict = tuple[str, dict[str, Any]]
 
 
 def _restricted(restrict: Restrict | None) -> tuple[str, dict[str, Any]]:

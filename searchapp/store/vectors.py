@@ -20,17 +20,7 @@ import faiss
 import numpy as np
 
 from searchapp.errors import StorageError
-
-
-def auto_nlist(n: int) -> int:
-    """Inverted lists for ``n`` vectors: 4 sqrt(n), the usual rule, within [16, 65536]."""
-    return int(min(max(4 * n**0.5, 16), 65536))
-
-
-def auto_nprobe(nlist: int) -> int:
-    """Lists probed per query: 7% of them, at least 32 (recall@10 0.977 at 52k real vectors, 913 lists, 64
-    probed; docs/performance.md)."""
-    return min(nlist, max(32, -(-nlist * 7 // 100)))
+from searchapp.store.vector_policy import auto_nprobe
 
 
 @contextlib.contextmanager

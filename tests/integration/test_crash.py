@@ -39,8 +39,8 @@ from sqlalchemy import text
 
 from searchapp import Index, IndexConfig
 from searchapp.errors import IndexNotFoundError
-from searchapp.index import DB_NAME, VECTORS_NAME
-from searchapp.store.metadata import MetadataStore
+from searchapp.store.database import Database
+from searchapp.store.folder import DB_NAME, VECTORS_NAME
 from tests.consistency import assert_vectors_match_database, check_fts
 
 MAX_TOKENS = 128
@@ -63,9 +63,9 @@ pipeline.FLUSH_PASSAGES = int(os.environ["CRASH_TEST_FLUSH"])
 pipeline.SAVE_EVERY_S = 2.0
 
 from searchapp.encode.encoder import Encoder
-from searchapp.store.metadata import MetadataStore
+from searchapp.store.database import Database
 
-encode, write = Encoder.encode, MetadataStore.write
+encode, write = Encoder.encode, Database.write
 
 
 def logged_encode(self, texts, truncate=False):
@@ -80,7 +80,7 @@ def logged_write(self, remove, add):
     return out
 
 
-Encoder.encode, MetadataStore.write = logged_encode, logged_write
+Encoder.encode, Database.write = logged_encode, logged_write
 log("start")
 sys.argv = ["searchapp", *args]
 from searchapp.cli import main
@@ -127,7 +127,7 @@ class Reference:
 
 def stored_content(ix: Index) -> Reference:
     docs: dict[str, tuple[str, list[tuple[int, int, int, str]]]] = {}
-    with ix.meta.connect() as conn:
+    with ix.stores.db.connect() as conn:
         for path, sha in conn.execute(text("SELECT path, sha256 FROM documents")):
             docs[path] = (sha, [])
         rows = conn.execute(text(
@@ -144,7 +144,7 @@ def assert_consistent(ix: Index, reference: Reference) -> None:
     content = stored_content(ix)
     for path, (sha, passages) in content.documents.items():
         assert (sha, passages) == reference.documents[path], f"{path} differs from a clean ingest's"
-    with ix.meta.engine.begin() as conn:
+    with ix.stores.db.engine.begin() as conn:
         check_fts(conn)
     assert_vectors_match_database(ix)
 
@@ -282,7 +282,7 @@ def check_copy(scratch: Path, reference: Reference, encoder: Any, kill: Kill) ->
         return  # killed while the index was being created: not an index yet
     with ix:
         kill.opened = True
-        n, _ = ix.meta.id_summary()
+        n, _ = ix.stores.db.id_summary()
         kill.stale_vector_file = not (scratch / VECTORS_NAME).exists() or faiss_count(scratch) != n
         assert_consistent(ix, reference)
         assert_answers(ix)
@@ -303,7 +303,8 @@ def test_sigkill_at_twenty_points_leaves_a_consistent_index_and_a_rerun_finishes
 ) -> None:
     corpus = tmp_path / "corpus"
     write_corpus(corpus)
-    with Index(tmp_path / "clean", create=True, config=IndexConfig(max_tokens=MAX_TOKENS), encoder=fake_encoder) as c:
+    config = IndexConfig.from_flat(max_tokens=MAX_TOKENS)
+    with Index(tmp_path / "clean", create=True, config=config, encoder=fake_encoder) as c:
         c.ingest(corpus)
         reference = stored_content(c)
     all_docs = set(reference.documents)
@@ -357,7 +358,7 @@ def test_sigkill_at_twenty_points_leaves_a_consistent_index_and_a_rerun_finishes
         assert_consistent(ix, reference)
         assert_answers(ix)
         # The vectors are the model's for their passages (a sample, against the model loaded here).
-        with ix.meta.connect() as conn:
+        with ix.stores.db.connect() as conn:
             stored_vectors = dict(conn.execute(text("SELECT text, vector FROM passages")).all())
         sample = sorted(stored_vectors)[::20]
         fresh = real_encoder.encode(sample)
@@ -385,14 +386,14 @@ def test_a_creation_killed_before_its_settings_were_stored_is_created_again(tmp_
     # The state a kill leaves while a new index's model loads: the database and its schema exist, the settings
     # (written once the model's dimension is known) do not.
     (tmp_path / "ix").mkdir()
-    MetadataStore(tmp_path / "ix" / DB_NAME).close()
+    Database(tmp_path / "ix" / DB_NAME).close()
     with pytest.raises(IndexNotFoundError):
         Index(tmp_path / "ix", encoder=fake_encoder)  # not an index yet, and a reader does not make it one
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Rotate the signing keys every quarter.\n")
     with Index.open_or_create(tmp_path / "ix", max_tokens=MAX_TOKENS, encoder=fake_encoder) as ix:
-        assert ix.config.max_tokens == MAX_TOKENS  # the settings asked for, not the defaults
+        assert ix.config.splitter.max_tokens == MAX_TOKENS  # the settings asked for, not the defaults
         assert ix.ingest(docs).added == 1
     with Index.open_or_create(tmp_path / "ix", max_tokens=MAX_TOKENS, encoder=fake_encoder) as ix:
         assert ix.stats().documents == 1
@@ -402,7 +403,8 @@ def test_a_creation_killed_before_its_settings_were_stored_is_created_again(tmp_
 def test_a_vector_file_written_half_way_is_detected_and_rebuilt(tmp_path: Path, fake_encoder, kept: float) -> None:  # type: ignore[no-untyped-def]
     docs = tmp_path / "docs"
     write_corpus(docs, n_docs=12)
-    with Index(tmp_path / "ix", create=True, config=IndexConfig(max_tokens=MAX_TOKENS), encoder=fake_encoder) as ix:
+    config = IndexConfig.from_flat(max_tokens=MAX_TOKENS)
+    with Index(tmp_path / "ix", create=True, config=config, encoder=fake_encoder) as ix:
         ix.ingest(docs)
         reference = stored_content(ix)
     vector_file = tmp_path / "ix" / VECTORS_NAME

@@ -10,7 +10,7 @@ import pytest
 
 from searchapp import EncoderMismatchError, Index, IndexConfig, IndexLockedError, IndexNotFoundError
 from searchapp.errors import ConfigError, SearchappError
-from searchapp.index import VECTORS_NAME
+from searchapp.store.folder import VECTORS_NAME
 
 MODES = ("lexical", "dense", "hybrid")
 
@@ -24,7 +24,7 @@ def write_corpus(root: Path) -> None:
 
 
 def open_index(tmp_path: Path, encoder, **cfg) -> Index:  # type: ignore[no-untyped-def]
-    return Index(tmp_path / "ix", create=True, config=IndexConfig(**cfg), encoder=encoder)
+    return Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(**cfg), encoder=encoder)
 
 
 def paths(hits) -> list[str]:  # type: ignore[no-untyped-def]
@@ -80,7 +80,7 @@ def test_edited_file_reembeds_only_its_passages(tmp_path: Path, fake_encoder) ->
             assert "Bananas" not in " ".join(h.text for h in ix.search("bananas yellow", k=10, mode=mode))
             assert paths(ix.search("cherries lemons", k=1, mode=mode)) == ["fruit.txt"]
         assert ix.stats().passages == 4
-        assert ix.vectors.count == 4
+        assert ix.stores.vectors.count == 4
 
 
 def test_deleted_file_can_no_longer_be_returned(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -94,7 +94,7 @@ def test_deleted_file_can_no_longer_be_returned(tmp_path: Path, fake_encoder) ->
         for mode in MODES:
             assert "keys.md" not in paths(ix.search("rotate signing keys", k=10, mode=mode))
         assert ix.stats().documents == 3
-        assert ix.vectors.count == 3
+        assert ix.stores.vectors.count == 3
 
 
 def test_ingest_of_one_folder_keeps_documents_of_another(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -185,7 +185,7 @@ def test_hybrid_gives_missing_candidates_their_real_scores(tmp_path: Path, fake_
         hits = ix.search("rotate keys bananas", k=4, mode="hybrid")
         q = fake_encoder.encode(["rotate keys bananas"])[0]
         for h in hits:
-            vec = ix.vectors.index.reconstruct(h.passage_id)
+            vec = ix.stores.vectors.index.reconstruct(h.passage_id)
             assert h.dense_score == pytest.approx(float(np.dot(vec, q)), abs=1e-6)
         lexical = {h.passage_id: h.lexical_score for h in ix.search("rotate keys bananas", k=10, mode="lexical")}
         for h in hits:
@@ -269,21 +269,21 @@ def test_large_index_switches_to_ivf_and_keeps_working(tmp_path: Path, fake_enco
         (docs / f"d{i:03d}.txt").write_text(f"{words[i % 10]} {words[(i // 10) % 10]} {words[(i // 100) % 10]} n{i}\n")
     with open_index(tmp_path, fake_encoder, ivf_threshold=200) as ix:
         ix.ingest(docs)
-        assert ix.vectors.kind == "ivf" and ix.stats().vector_index == "ivf"
+        assert ix.stores.vectors.kind == "ivf" and ix.stats().vector_index == "ivf"
         hit = ix.search("n123 bravo charlie", k=1, mode="hybrid")[0]
         assert Path(hit.path).name == "d123.txt"
         (docs / "d123.txt").unlink()
         assert ix.ingest(docs).removed == 1
-        assert ix.vectors.count == 299
+        assert ix.stores.vectors.count == 299
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # reopened from the file: still IVF, consistent
-        assert ix.vectors.kind == "ivf" and ix.vectors.count == 299
+        assert ix.stores.vectors.kind == "ivf" and ix.stores.vectors.count == 299
         assert "d123.txt" not in paths(ix.search("n123 bravo charlie", k=5, mode="dense"))
-        ids = ix.vectors.ids()
+        ids = ix.stores.vectors.ids()
         assert len(ids) == 299 and len(set(ids.tolist())) == 299
 
 
 def test_index_whose_model_folder_moved_still_opens_for_lexical_work(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.encode.models import model_dir
+    from searchapp.encode.catalog import model_dir
     from searchapp.errors import ModelLoadError
 
     (tmp_path / "mymodel").symlink_to(model_dir("all-MiniLM-L6-v2"), target_is_directory=True)
@@ -307,21 +307,21 @@ def _many_texts(ix: Index, start: int, stop: int) -> None:
 
 
 def test_ivf_retrained_as_the_index_grows_and_exact_again_when_it_shrinks(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.store.vectors import auto_nlist
+    from searchapp.store.vector_policy import auto_nlist
 
     with open_index(tmp_path, fake_encoder, ivf_threshold=60) as ix:
         _many_texts(ix, 0, 70)
-        assert ix.vectors.kind == "ivf"
-        first = ix.vectors.index.nlist
+        assert ix.stores.vectors.kind == "ivf"
+        first = ix.stores.vectors.index.nlist
         assert first == auto_nlist(70)
         _many_texts(ix, 70, 320)  # auto_nlist doubles by about 4x the vectors
-        assert ix.vectors.kind == "ivf" and ix.vectors.index.nlist == auto_nlist(320) >= 2 * first
+        assert ix.stores.vectors.kind == "ivf" and ix.stores.vectors.index.nlist == auto_nlist(320) >= 2 * first
         assert ix.search("n123 bravo charlie", k=1, mode="dense")[0].path == "t123"
         ix.remove([f"t{i}" for i in range(300)])  # 20 left: under half the threshold
-        assert ix.vectors.kind == "flat" and ix.vectors.count == 20
+        assert ix.stores.vectors.kind == "flat" and ix.stores.vectors.count == 20
         assert ix.search("n310 bravo delta", k=1, mode="dense")[0].path == "t310"
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # saved that way
-        assert ix.vectors.kind == "flat" and ix.vectors.count == 20
+        assert ix.stores.vectors.kind == "flat" and ix.stores.vectors.count == 20
 
 
 def test_missing_vector_file_of_a_large_index_rebuilt_as_ivf_same_results(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -331,7 +331,7 @@ def test_missing_vector_file_of_a_large_index_rebuilt_as_ivf_same_results(tmp_pa
     (tmp_path / "ix" / VECTORS_NAME).unlink()
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
         after = [ix.search(f"n{i} bravo", k=3, mode="dense") for i in range(0, 150, 15)]
-        assert ix.vectors.kind == "ivf" and ix.vectors.count == 150
+        assert ix.stores.vectors.kind == "ivf" and ix.stores.vectors.count == 150
     assert [[h.passage_id for h in hits] for hits in after] == [[h.passage_id for h in hits] for hits in before]
 
 
@@ -341,10 +341,10 @@ def test_a_writer_reloads_a_vector_store_another_process_outdated(tmp_path: Path
         with Index(tmp_path / "ix", encoder=fake_encoder) as other:  # another writer, e.g. a CLI ingest
             other.add_texts([f"bravo memo {i}" for i in range(5)], ids=[f"b{i}" for i in range(5)])
         first.add_texts(["charlie letter"], ids=["c0"])  # must not add to (and save) its old copy
-        assert first.vectors.count == 11
+        assert first.stores.vectors.count == 11
         assert {h.path for h in first.search("bravo memo", k=5, mode="dense")} == {f"b{i}" for i in range(5)}
     with Index(tmp_path / "ix", encoder=fake_encoder) as fresh:
-        assert fresh.vectors.count == 11
+        assert fresh.stores.vectors.count == 11
 
 
 def test_read_only_index_writes_nothing(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]

@@ -89,13 +89,13 @@ def test_50_mb_file_and_5_mb_line_ingest_whole_with_bounded_memory(tmp_path: Pat
     with Index(tmp_path / "ix") as ix:
         assert ix.stats().passages == summary["passages_embedded"]
         by_doc: dict[str, list[tuple[int, int]]] = {}
-        with ix.meta.connect() as conn:
+        with ix.stores.db.connect() as conn:
             rows = conn.execute(text(
                 "SELECT d.path, p.start, p.\"end\" FROM passages p JOIN documents d ON d.id = p.document_id"
             ))
             for path, start, end in rows:
                 by_doc.setdefault(Path(path).name, []).append((start, end))
-        cap = ix.config.max_chars
+        cap = ix.config.splitter.max_chars
     # Nothing dropped: between consecutive passages lies only whitespace, and the passages reach both ends.
     for name in ("big.txt", "line.txt"):
         content = (folder / name).read_text()

@@ -11,8 +11,8 @@ from rank_bm25 import BM25Okapi
 from sqlalchemy import text
 
 from searchapp.store import lexical
-from searchapp.store.metadata import MetadataStore, NewDocument
-from searchapp.types import Document, Span
+from searchapp.store.database import Database
+from searchapp.types import Document, NewDocument, Span
 
 CORPUS = [
     "The signing keys are rotated every ninety days by the security team.",
@@ -30,8 +30,8 @@ QUERIES = ["rotate signing keys", "sentence token budget", "dense vector retriev
 
 
 @pytest.fixture()
-def store(tmp_path: Path) -> MetadataStore:
-    meta = MetadataStore(tmp_path / "index.db")
+def store(tmp_path: Path) -> Database:
+    meta = Database(tmp_path / "index.db")
     items = []
     for i, body in enumerate(CORPUS):
         doc = Document(f"/d/{i}.txt", f"d{i}", body, 0.0, len(body), f"{i:064d}")
@@ -40,7 +40,7 @@ def store(tmp_path: Path) -> MetadataStore:
     return meta
 
 
-def _fts_tokens(meta: MetadataStore) -> dict[int, list[str]]:
+def _fts_tokens(meta: Database) -> dict[int, list[str]]:
     """The tokens FTS5 stored for each passage (stemmed, folded), read back through fts5vocab."""
     with meta.engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, passages_fts, 'instance')"))
@@ -51,7 +51,7 @@ def _fts_tokens(meta: MetadataStore) -> dict[int, list[str]]:
     return docs
 
 
-def _stem(meta: MetadataStore, query: str) -> list[str]:
+def _stem(meta: Database, query: str) -> list[str]:
     with meta.engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE temp.q USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')"))
         conn.execute(text("INSERT INTO temp.q(t) VALUES (:t)"), {"t": " ".join(lexical.query_terms(query))})
@@ -63,7 +63,7 @@ def _stem(meta: MetadataStore, query: str) -> list[str]:
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_scores_match_rank_bm25(store: MetadataStore, query: str) -> None:
+def test_scores_match_rank_bm25(store: Database, query: str) -> None:
     docs = _fts_tokens(store)
     ids = sorted(docs)
     reference = BM25Okapi([docs[i] for i in ids], k1=1.2, b=0.75)
@@ -82,7 +82,7 @@ def test_scores_match_rank_bm25(store: MetadataStore, query: str) -> None:
     assert every == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-def test_term_in_most_passages_gets_almost_no_weight(store: MetadataStore) -> None:
+def test_term_in_most_passages_gets_almost_no_weight(store: Database) -> None:
     # FTS5 floors a negative idf at 1e-6 where rank_bm25 uses 0.25 x the mean idf: documented difference.
     with store.connect() as conn:
         run = lexical.search(conn, "the", k=20)
@@ -95,7 +95,7 @@ def test_query_terms_drop_stopwords_and_quote_operators() -> None:
     assert lexical.match_expression(["NEAR", "and"]) == '"NEAR" OR "and"'
 
 
-def test_remove_unindexes(store: MetadataStore) -> None:
+def test_remove_unindexes(store: Database) -> None:
     docs = store.documents()
     store.write(remove=[docs["/d/0.txt"].id], add=[])
     with store.connect() as conn:
@@ -104,7 +104,7 @@ def test_remove_unindexes(store: MetadataStore) -> None:
 
 
 @pytest.mark.parametrize("query", [*QUERIES, "the", "zzz nothing"])
-def test_matches_equal_search_plus_scores(store: MetadataStore, query: str) -> None:
+def test_matches_equal_search_plus_scores(store: Database, query: str) -> None:
     ids = [1, 3, 5, 8, 99]
     with store.connect() as conn:
         for _ in range(2):  # the temporary table is emptied between queries

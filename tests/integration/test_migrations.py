@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 
 from searchapp.errors import SchemaError
 from searchapp.store import schema
-from searchapp.store.metadata import MetadataStore
+from searchapp.store.database import Database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,12 +46,12 @@ def test_downgrade_then_upgrade_round_trip(tmp_path: Path) -> None:
 
 
 def test_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
-    MetadataStore(tmp_path / "x.db").close()
+    Database(tmp_path / "x.db").close()
     engine = schema.make_engine(tmp_path / "x.db")
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
     with pytest.raises(SchemaError, match="newer searchapp"):
-        MetadataStore(tmp_path / "x.db")
+        Database(tmp_path / "x.db")
     engine.dispose()
 
 
@@ -118,12 +118,12 @@ def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_dat
     engine.dispose()
 
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
-        assert schema.current_revision(ix.meta.engine) == schema.head_revision()
+        assert schema.current_revision(ix.stores.db.engine) == schema.head_revision()
         # Every row and column the first revision had is still there, unchanged.
         for table, rows in before.items():
-            after = _rows(ix.meta.engine, table)
+            after = _rows(ix.stores.db.engine, table)
             assert [{k: r[k] for k in rows[0]} for r in after] == rows, table
-        with ix.meta.engine.begin() as conn:  # the FTS5 index agrees with the passages it indexes
+        with ix.stores.db.engine.begin() as conn:  # the FTS5 index agrees with the passages it indexes
             conn.execute(text("INSERT INTO passages_fts(passages_fts, rank) VALUES('integrity-check', 1)"))
         for mode in ("lexical", "dense", "hybrid"):
             hit = ix.search("signing keys", k=1, mode=mode)[0]

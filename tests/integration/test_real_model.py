@@ -61,7 +61,7 @@ def write_folder(root: Path) -> None:
 def built(tmp_path_factory: pytest.TempPathFactory, real_encoder: Encoder) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("real")
     write_folder(base / "docs")
-    with Index(base / "ix", create=True, config=IndexConfig(max_tokens=128), encoder=real_encoder) as ix:
+    with Index(base / "ix", create=True, config=IndexConfig.from_flat(max_tokens=128), encoder=real_encoder) as ix:
         summary = ix.ingest(base / "docs")
     assert summary.failed == 0 and summary.added == 6
     return base / "docs", base / "ix"
@@ -80,7 +80,7 @@ def test_every_passage_has_exact_offsets_and_fits_the_model(built, real_encoder)
     docs, ix_path = built
     tok = load_tokenizer("all-MiniLM-L6-v2")
     with Index(ix_path, encoder=real_encoder) as ix:
-        records = ix.meta.hydrate(list(range(1, 10_000)))
+        records = ix.stores.db.hydrate(list(range(1, 10_000)))
         assert len(records) == ix.stats().passages > 6
         texts = {p: load_document(Path(p)).text for p in {r.path for r in records.values()}}
         for rec in records.values():

@@ -185,7 +185,7 @@ def test_concurrent_searches_while_documents_are_added(index: Index) -> None:
     assert not failures, failures[:3]
     assert searches[0] > 20
     assert index.stats().documents == 1 + 2 * 15 * 20
-    assert index.vectors.count == index.stats().passages
+    assert index.stores.vectors.count == index.stats().passages
 
 
 def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only(tmp_path: Path) -> None:

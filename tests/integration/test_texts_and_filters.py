@@ -20,7 +20,7 @@ TEXTS = {
 
 
 def open_index(tmp_path: Path, encoder, **cfg) -> Index:  # type: ignore[no-untyped-def]
-    return Index(tmp_path / "ix", create=True, config=IndexConfig(**cfg), encoder=encoder)
+    return Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(**cfg), encoder=encoder)
 
 
 def add_all(ix: Index) -> None:
@@ -71,9 +71,9 @@ def test_remove_takes_texts_out_of_every_side(tmp_path: Path, fake_encoder) -> N
         assert ix.remove(["k1", "nope"]) == 1
         for mode in MODES:
             assert "k1" not in {h.path for h in ix.search("rotate the signing keys", k=10, mode=mode)}, mode
-        assert ix.vectors.count == ix.stats().passages == len(TEXTS) - 1
+        assert ix.stores.vectors.count == ix.stats().passages == len(TEXTS) - 1
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # the removal was saved
-        assert ix.vectors.count == len(TEXTS) - 1
+        assert ix.stores.vectors.count == len(TEXTS) - 1
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_filtered_query_finds_matches_far_below_the_unfiltered_top(tmp_path: Pat
         ids = [f"t{i}" for i in range(201)]
         metas = [{"kind": "bulk"}] * 200 + [{"kind": "rare"}]
         ix.add_texts(texts, ids=ids, metadatas=metas)
-        assert ix.vectors.kind == "ivf"  # the selector path of the approximate index, too
+        assert ix.stores.vectors.kind == "ivf"  # the selector path of the approximate index, too
         for mode in MODES:
             hits = ix.search("rotate the signing keys", k=3, mode=mode, filters={"metadata": {"kind": "rare"}})
             assert [h.path for h in hits] == ["t200"], mode

@@ -1,8 +1,8 @@
 import pytest
 
 from searchapp.query.adaptive import adaptive_alpha, is_question
-from searchapp.query.engine import Candidates, fuse
-from searchapp.query.fusion import Fusion
+from searchapp.query.fusion import Fusion, fuse
+from searchapp.types import Candidates
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 import pytest
 
-from searchapp.config import IndexConfig, parse_params
+from searchapp.config import IndexConfig
 from searchapp.errors import ConfigError, EncoderMismatchError
+from searchapp.keyvalue import parse_params
 
 
 def test_parse_params_reads_numbers_lists_bools_and_strings() -> None:
@@ -15,7 +16,7 @@ def test_parse_params_rejects_missing_equals() -> None:
 
 
 def test_config_round_trips_through_settings() -> None:
-    cfg = IndexConfig(pooling="sbert-wk", pooling_params={"layer_start": 3, "window": 1}, alpha=0.7)
+    cfg = IndexConfig.from_flat(pooling="sbert-wk", pooling_params={"layer_start": 3, "window": 1}, alpha=0.7)
     assert IndexConfig.from_settings(cfg.to_settings()) == cfg
 
 
@@ -27,7 +28,7 @@ def test_config_validates_names_and_ranges() -> None:
     with pytest.raises(ConfigError, match="unknown model"):
         IndexConfig(model="no-such-model")
     with pytest.raises(ConfigError, match="alpha"):
-        IndexConfig(alpha=1.5)
+        IndexConfig.from_flat(alpha=1.5)
 
 
 def test_check_encoder_names_the_difference() -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from searchapp.store.vectors import VectorStore, auto_nlist, auto_nprobe
+from searchapp.store.vector_policy import auto_nlist, auto_nprobe
+from searchapp.store.vectors import VectorStore
 
 
 def clustered(n: int, d: int, centres: int, seed: int) -> np.ndarray:

@@ -1,28 +1,40 @@
-"""Evaluation commands (eval, eval-sts, tune), registered on the main Typer app by ``searchapp.cli``."""
+"""``eval``, ``eval-sts`` and ``tune``: retrieval and sentence-similarity quality on benchmark sets."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli import JsonOpt, _emit_json, _errors, app
+from searchapp.cli.common import (
+    JsonOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    PoolingOpt,
+    PoolingParamOpt,
+    PrecisionOpt,
+    emit_json,
+    errors,
+    fusion_options,
+)
 from searchapp.errors import SearchappError
+from searchapp.evaluate.metrics import METRICS
+from searchapp.query.engine import MODES
 
 if TYPE_CHECKING:
     from searchapp.config import IndexConfig
 
-ModelOpt = Annotated[str | None, typer.Option(help="Model (default all-MiniLM-L6-v2).")]
-PoolingOpt = Annotated[str | None, typer.Option(help="Pooling strategy: mean, cls, layers, sbert-wk (default mean).")]
-PoolingParamOpt = Annotated[list[str] | None, typer.Option(help="Pooling parameter KEY=VALUE (repeatable).")]
-K0Opt = Annotated[int | None, typer.Option(help="Hybrid candidates per side.")]
 EvalIndexOpt = Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")]
 
 
-PrecisionOpt = Annotated[str | None, typer.Option(help="auto, fp32 or bf16 (default auto).")]
+def register(app: typer.Typer) -> None:
+    """Add ``eval``, ``tune`` and ``eval-sts`` to ``app``."""
+    app.command("eval")(eval_cmd)
+    app.command()(tune)
+    app.command("eval-sts")(eval_sts)
 
 
 def _encoder_config(
@@ -32,60 +44,54 @@ def _encoder_config(
     max_tokens: int | None = None,
     precision: str | None = None,
 ) -> IndexConfig:
-    from searchapp.config import IndexConfig, parse_params
+    from searchapp.config import IndexConfig
+    from searchapp.keyvalue import parse_params
 
     given: dict[str, Any] = {"model": model, "pooling": pooling, "max_tokens": max_tokens, "precision": precision,
                              "pooling_params": parse_params(pooling_param or []) or None}
-    return IndexConfig(**{k: v for k, v in given.items() if v is not None})
+    return IndexConfig.from_flat(**{k: v for k, v in given.items() if v is not None})
 
 
 def _progress(message: str) -> None:
     typer.echo(message, err=True)
 
 
-@app.command("eval")
+@fusion_options()
 def eval_cmd(
     dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/.")],
     split: Annotated[str, typer.Option(help="Qrels split: qrels/<split>.tsv.")] = "test",
-    mode: Annotated[str, typer.Option(help="lexical, dense, hybrid or all.")] = "all",
+    mode: Annotated[str, typer.Option(help=f"{', '.join(MODES)} or all.")] = "all",
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Passage budget in word pieces.")] = None,
+    max_tokens: MaxTokensOpt = None,
     precision: PrecisionOpt = None,
-    fusion: Annotated[str | None, typer.Option(help="Hybrid fusion: adaptive, convex, rrf.")] = None,
-    norm: Annotated[str | None, typer.Option(help="Normalisation: theoretical, minmax, zscore.")] = None,
-    alpha: Annotated[float | None, typer.Option(help="Convex weight of the dense side.")] = None,
-    rrf_k: Annotated[int | None, typer.Option(help="RRF constant.")] = None,
-    k0: K0Opt = None,
-    alpha_question: Annotated[float | None, typer.Option(help="Adaptive: dense weight for questions.")] = None,
-    alpha_statement: Annotated[float | None, typer.Option(help="Adaptive: dense weight for other queries.")] = None,
     run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
     index: EvalIndexOpt = None,
     as_json: JsonOpt = False,
+    *,
+    fusion: dict[str, Any],
 ) -> None:
     """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
-    from searchapp.config import check_mode
-    from searchapp.evaluate.runner import modes_for, prepare, write_trec_run
+    from searchapp.evaluate.runner import modes_for, write_trec_run
+    from searchapp.evaluation import prepare
+    from searchapp.query.engine import check_mode, resolve_fusion
 
-    with _errors():
+    with errors():
         base = _encoder_config(model, pooling, pooling_param, max_tokens, precision)
         modes = modes_for(mode)
         for m in modes:
             check_mode(m)  # before any indexing work
-        prepared = prepare(dataset, split, base, k0=k0, index_dir=index, progress=_progress)
-        given: dict[str, Any] = {"method": fusion, "norm": norm, "alpha": alpha, "rrf_k": rrf_k, "k0": k0,
-                 "alpha_question": alpha_question, "alpha_statement": alpha_statement}
-        settings = replace(prepared.index.config.fusion_settings, **{k: v for k, v in given.items() if v is not None})
+        prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
+        settings = resolve_fusion(prepared.fusion, fusion)
         results = {m: prepared.score(m, settings) for m in modes}
         if run_file is not None:
             write_trec_run(run_file, prepared.run_for(modes[-1], settings), f"searchapp-{modes[-1]}")
-        prepared.index.close()
     skipped = len(prepared.data.qrels) - prepared.judged
     out = {"dataset": dataset.name, "split": split, "queries": prepared.judged, "skipped": skipped,
            "fusion": asdict(settings), "results": results}
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         return
     typer.echo(f"{dataset.name} {split}: {prepared.judged} queries ({skipped} skipped: no relevant document)")
     names = list(next(iter(results.values())))
@@ -94,34 +100,33 @@ def eval_cmd(
         typer.echo(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
 
 
-@app.command()
+@fusion_options(only=("k0",))
 def tune(
     dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder with labelled queries.")],
     split: Annotated[str, typer.Option(help="Qrels split to tune on.")] = "train",
-    metric: Annotated[str, typer.Option(help="ndcg@10, mrr@10, recall@100 or map@100.")] = "ndcg@10",
+    metric: Annotated[str, typer.Option(help=f"{', '.join(METRICS)}.")] = "ndcg@10",
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
-    k0: K0Opt = None,
     write_config: Annotated[
         Path | None, typer.Option(help="Store the best setting as this index's hybrid default.")
     ] = None,
     index: EvalIndexOpt = None,
     as_json: JsonOpt = False,
+    *,
+    fusion: dict[str, Any],
 ) -> None:
     """Search the hybrid fusion settings on labelled queries and print the best."""
-    from searchapp.evaluate.metrics import METRICS
-    from searchapp.evaluate.runner import prepare
     from searchapp.evaluate.tune import tune as run_tune
+    from searchapp.evaluation import prepare
     from searchapp.index import Index
 
-    with _errors():
+    with errors():
         if metric not in METRICS:
             raise SearchappError(f"unknown metric '{metric}': use one of {', '.join(METRICS)}")
         base = _encoder_config(model, pooling, pooling_param)
-        prepared = prepare(dataset, split, base, k0=k0, index_dir=index, progress=_progress)
+        prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
         result = run_tune(prepared, metric)
-        prepared.index.close()
         if write_config is not None:
             with Index(write_config) as target:
                 target.set_fusion(result.best)
@@ -129,7 +134,7 @@ def tune(
     out = {"fusion": best.pop("method"), **best, "metric": metric, "value": round(result.value, 4),
            "queries": prepared.judged, "dataset": dataset.name, "split": split}
     if as_json:
-        _emit_json(out)
+        emit_json(out)
         return
     typer.echo(f"best on {dataset.name} {split} ({prepared.judged} queries): "
                + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
@@ -137,7 +142,6 @@ def tune(
         typer.echo(f"written to {write_config}")
 
 
-@app.command("eval-sts")
 def eval_sts(
     file: Annotated[Path, typer.Argument(help="STS-B format file (tab-separated; score col 5, sentences 6-7).")],
     model: ModelOpt = None,
@@ -149,13 +153,13 @@ def eval_sts(
     from searchapp.encode.encoder import Encoder
     from searchapp.evaluate.sts import read_sts, sts_spearman
 
-    with _errors():
+    with errors():
         config = _encoder_config(model, pooling, pooling_param)
         encoder = Encoder(model=config.model, pooling=config.pooling, pooling_params=config.pooling_params)
         pairs = read_sts(file)
         rho = sts_spearman(encoder, pairs)
     if as_json:
-        _emit_json({"file": str(file), "model": encoder.model_name, "pooling": config.pooling,
+        emit_json({"file": str(file), "model": encoder.model_name, "pooling": config.pooling,
                     "pooling_params": config.pooling_params, "pairs": len(pairs.scores), "spearman": round(rho, 4)})
         return
     shown = f"{config.pooling} {json.dumps(config.pooling_params)}" if config.pooling_params else config.pooling

@@ -1,4 +1,5 @@
-"""Documents, passages and settings in SQLite, with the FTS5 index kept in the same transactions."""
+"""The index database (SQLite): documents, passages with their vectors, settings, and the FTS5 index kept in the
+same transactions."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,60 +16,19 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from searchapp.errors import SchemaError, StorageError
 from searchapp.store import lexical, schema
-from searchapp.store.models import DocumentRow, PassageRow, Setting
-from searchapp.types import Document, Span
+from searchapp.store.tables import DocumentRow, PassageRow, Setting
+from searchapp.types import NewDocument, PassageRecord, StoredDocument, dump_metadata
 
 _DOCS: Table = DocumentRow.__table__  # type: ignore[assignment]
 _PASSAGES: Table = PassageRow.__table__  # type: ignore[assignment]
 _SETTINGS: Table = Setting.__table__  # type: ignore[assignment]
 
 
-@dataclass(frozen=True)
-class StoredDocument:
-    """What change detection needs to know of an indexed file."""
-
-    id: int
-    path: str
-    mtime: float
-    size: int
-    sha256: str
-    metadata: str = "{}"  # canonical JSON, see dump_metadata
-    source: str = "file"
-    title: str = ""
-
-
-@dataclass(frozen=True)
-class PassageRecord:
-    """A passage hydrated with its document's path, title and metadata."""
-
-    id: int
-    path: str
-    title: str
-    start: int
-    end: int
-    text: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def dump_metadata(metadata: Mapping[str, Any]) -> str:
-    """The canonical JSON text of a metadata mapping (sorted keys), so equal mappings compare equal as text."""
-    return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-@dataclass(frozen=True)
-class NewDocument:
-    """A document ready to store: its passages' spans and float32 ``(n, d)`` vectors, row i for span i."""
-
-    document: Document
-    spans: Sequence[Span]
-    vectors: np.ndarray
-
-
 def has_settings(db_path: Path) -> bool:
     """Whether ``db_path`` holds an index: a database with its settings stored. Creating an index stores them
     last (after the model is loaded), so a database without them is a creation that was interrupted, to be
     created again, not an index built with default settings. Anything unreadable is left for
-    ``MetadataStore`` to report."""
+    ``Database`` to report."""
     if not db_path.exists():
         return False
     try:
@@ -84,7 +43,7 @@ def has_settings(db_path: Path) -> bool:
         return True
 
 
-class MetadataStore:
+class Database:
     """The index database. Opening it runs pending migrations."""
 
     def __init__(self, db_path: Path) -> None:
@@ -133,6 +92,11 @@ class MetadataStore:
                 _DOCS.c.source, _DOCS.c.title)
         with self.engine.connect() as conn:
             return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
+
+    def is_empty(self) -> bool:
+        """Whether no passage is stored (one indexed lookup, where counting scans the table)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(_PASSAGES.c.id).limit(1)).first() is None
 
     def counts(self) -> tuple[int, int]:
         """(documents, passages)."""

@@ -1,4 +1,4 @@
-"""``searchapp serve``: the HTTP API, registered on the main Typer app by ``searchapp.cli``."""
+"""``serve``: the HTTP API over one index."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli import DEFAULT_INDEX, IndexOpt, _errors, app
+from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors
 from searchapp.errors import SearchappError
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to ``app``."""
+    app.command()(serve)
 
 
 def _is_loopback(host: str) -> bool:
@@ -21,7 +26,6 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-@app.command()
 def serve(
     index: IndexOpt = DEFAULT_INDEX,
     host: Annotated[str, typer.Option(help="Address to bind; other than loopback exposes the index.")] = "127.0.0.1",
@@ -37,7 +41,7 @@ def serve(
 
     The OpenAPI schema is at /openapi.json and interactive docs at /docs.
     """
-    with _errors():
+    with errors():
         try:
             import uvicorn
 

@@ -1,0 +1,23 @@
+"""Command line: each command parses, makes one library call, renders. Errors become one line and exit 1.
+
+The commands live in modules of this package, each with a ``register(app)`` that adds its commands to the app
+it is handed; none imports this module back.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from searchapp.cli import eval_commands, index_commands, serve_command
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Semantic search over a folder of documents: ingest it, then query it.",
+)
+for _module in (index_commands, eval_commands, serve_command):
+    _module.register(app)
+
+
+def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
+    app()

@@ -1,0 +1,115 @@
+"""What the commands share: error handling at the edge, JSON output, and the option groups declared once.
+
+An option group is declared here once and used by every command that takes it: the encoder and splitter options
+as ``Annotated`` types, the fusion options as a decorator built from :class:`~searchapp.query.fusion.Fusion`'s
+fields, so a new fusion setting appears in every command (and in the HTTP schema) without being written again.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import typing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from searchapp.encode.pooling import pooling_names
+from searchapp.encode.precision import PRECISIONS
+from searchapp.errors import SearchappError
+from searchapp.query.fusion import Fusion, setting_help
+
+DEFAULT_INDEX = Path(".searchapp")
+
+IndexOpt = Annotated[
+    Path,
+    typer.Option("--index", "-i", envvar="SEARCHAPP_INDEX", help="Index folder.", show_default=True),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
+
+# The encoder (fixed when an index is created).
+ModelOpt = Annotated[
+    str | None, typer.Option(help="Model name or local model folder (default all-MiniLM-L6-v2; new index).")
+]
+PoolingOpt = Annotated[
+    str | None, typer.Option(help=f"Pooling strategy: {', '.join(pooling_names())} (default mean; new index).")
+]
+PoolingParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="Pooling parameter KEY=VALUE, e.g. layer_start=4 or layers=-2,-1 (repeatable)."),
+]
+PrecisionOpt = Annotated[
+    str | None,
+    typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where native and faster; "
+                 "default: the index's)."),
+]
+# The splitter (fixed when an index is created).
+MaxTokensOpt = Annotated[
+    int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
+]
+OverlapOpt = Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")]
+
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """Expected failures end as one line on stderr and exit status 1, never a traceback."""
+    try:
+        yield
+    except SearchappError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def emit_json(obj: Any) -> None:
+    """``obj`` as indented JSON on stdout."""
+    typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working folder where it can be."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def _fusion_option(name: str) -> str:
+    return "--fusion" if name == "method" else "--" + name.replace("_", "-")
+
+
+def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command one option per fusion setting (``--fusion``, ``--norm``, ``--alpha``, ...; ``only`` those
+    named); the command receives them as ``fusion: dict[str, Any]`` (``None`` where not given)."""
+    hints = typing.get_type_hints(Fusion)
+    chosen = [f for f in fields(Fusion) if only is None or f.name in only]
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        kept = [p for p in sig.parameters.values() if p.name != "fusion"]
+        added = [
+            inspect.Parameter(
+                f"fusion_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=None,
+                annotation=Annotated[
+                    hints[f.name] | None,
+                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's)."),
+                ],
+            )
+            for f in chosen
+        ]
+
+        @functools.wraps(fn)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            fusion = {f.name: kwargs.pop(f"fusion_{f.name}") for f in chosen}
+            return fn(*args, fusion=fusion, **kwargs)
+
+        command.__signature__ = sig.replace(parameters=kept + added)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in kept + added}
+        return command
+
+    return deco

@@ -1,0 +1,125 @@
+"""The storage seam: what an index needs of its storage, whatever engine holds it.
+
+``Index`` builds one ``Stores`` and hands it to the ingest pipeline, the query engine and the evaluation runner;
+none of them knows which engine is behind it. A backend keeps its parts in step (documents, passages, the
+lexical index and the vectors move together, a group of documents in one transaction) and gives every hybrid
+candidate both real scores. ``store/folder.py`` is the folder backend (SQLite + FTS5 + a FAISS file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from searchapp.filters import Filter
+from searchapp.types import Candidates, NewDocument, PassageRecord, Run, StoredDocument
+
+
+class Reader(ABC):
+    """One read session (a batch of queries), restricted to the documents a filter lets through."""
+
+    @abstractmethod
+    def lexical(self, query: str, k: int) -> Run:
+        """The ``k`` best passages by BM25 (scores > 0), best first."""
+
+    @abstractmethod
+    def dense(self, qvec: np.ndarray, k: int) -> Run:
+        """The ``k`` nearest passages to ``qvec`` (float32 ``(d,)``, unit length) by cosine, best first."""
+
+    @abstractmethod
+    def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
+        """The union of each side's top ``k0``, every candidate with its real cosine and BM25 score (0 where it
+        shares no term with the query)."""
+
+    @abstractmethod
+    def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
+        """Passages by id with their document's path, title and metadata (unknown ids left out)."""
+
+
+class Stores(ABC):
+    """An index's storage, kept in step. Writers call :meth:`writing` first; everything else may run in any
+    thread of any process."""
+
+    # -- settings ------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def settings(self) -> dict[str, str]:
+        """The stored settings rows (JSON text values); empty for an index being created."""
+
+    @abstractmethod
+    def put_settings(self, rows: Mapping[str, str]) -> None:
+        """Insert or replace settings rows."""
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the index's one writer lock (``IndexLockedError`` at once if another process holds it); on entry,
+        catch up with what other writers committed."""
+
+    @abstractmethod
+    def documents(self) -> dict[str, StoredDocument]:
+        """Every indexed document by path (or text id), for change detection."""
+
+    @abstractmethod
+    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
+        """Key -> id of the documents with these paths or text ids (of ``source`` only, if given)."""
+
+    @abstractmethod
+    def touch(self, doc_id: int, mtime: float) -> None:
+        """Record a new modification time for a document whose content did not change."""
+
+    @abstractmethod
+    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
+        """Replace a document's metadata and title (its text and passages unchanged)."""
+
+    @abstractmethod
+    def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
+        """Remove documents by id and add new ones with their passages and vectors, in one transaction: readers
+        see all of it or none of it."""
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Make what was written durable everywhere (a writer calls it at the end, and now and then)."""
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def reader(self, flt: Filter | None = None, dense: bool = True) -> contextlib.AbstractContextManager[Reader]:
+        """A read session over the documents ``flt`` lets through (``dense=False``: lexical searches only, so
+        the vectors need not be loaded)."""
+
+    @abstractmethod
+    def is_empty(self) -> bool:
+        """Whether no passage is stored."""
+
+    @abstractmethod
+    def counts(self) -> tuple[int, int]:
+        """(documents, passages)."""
+
+    @abstractmethod
+    def passage_documents(self) -> dict[int, str]:
+        """Passage id -> its document's path (or text id)."""
+
+    @abstractmethod
+    def vector_kind(self) -> str:
+        """The vector index's kind (``flat`` exact, ``ivf`` approximate), cheaply."""
+
+    @abstractmethod
+    def disk_bytes(self) -> int:
+        """Bytes the index takes on disk."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections and files."""
+
+    def __enter__(self) -> Stores:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+

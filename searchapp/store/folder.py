@@ -1,0 +1,271 @@
+"""The folder backend: SQLite (documents, passages with their vectors, settings, FTS5) and a FAISS file beside
+it, kept in step.
+
+SQLite is the record; the FAISS file is derived from it. On load the file's count and largest id are checked
+against the database, and a missing or stale file (a crash between a commit and the file's write, or another
+process's writes) is rebuilt from the stored vectors, straight into the kind of index its size calls for
+(:class:`~searchapp.store.vector_policy.VectorPolicy`), without running the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from searchapp.errors import IndexLockedError
+from searchapp.filters import Filter
+from searchapp.store import lexical
+from searchapp.store.base import Reader, Stores
+from searchapp.store.database import Database
+from searchapp.store.filter_sql import Restrict, passages_sql
+from searchapp.store.lock import FileLock
+from searchapp.store.vector_policy import VectorPolicy, auto_nlist
+from searchapp.types import COSINE_MIN, Candidates, NewDocument, PassageRecord, Run, StoredDocument
+
+if TYPE_CHECKING:
+    from searchapp.store.vectors import VectorStore
+
+DB_NAME = "index.db"
+VECTORS_NAME = "vectors.faiss"
+LOCK_NAME = "write.lock"
+
+
+class FolderStores(Stores):
+    """The stores of an index folder. ``dimension`` is asked for when the vectors are first loaded (it may load
+    the model); ``read_only`` never writes a file, not even a rebuilt vector file."""
+
+    def __init__(
+        self, folder: Path, policy: VectorPolicy, dimension: Callable[[], int], read_only: bool = False
+    ) -> None:
+        self.folder = folder
+        self.policy = policy
+        self.read_only = read_only
+        self._dimension = dimension
+        self.db = Database(folder / DB_NAME)
+        self.lock = FileLock(folder / LOCK_NAME)
+        self._vectors: VectorStore | None = None
+        self._load_mutex = threading.RLock()
+
+    # -- settings ------------------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, str]:
+        return self.db.settings()
+
+    def put_settings(self, rows: Mapping[str, str]) -> None:
+        self.db.put_settings(dict(rows))
+
+    # -- the vector file -----------------------------------------------------------------------------------
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The FAISS store, rebuilt from the database if the file is missing or stale."""
+        store = self._vectors
+        if store is not None:
+            return store
+        with self._load_mutex:
+            return self._load_vectors()
+
+    def _load_vectors(self) -> VectorStore:
+        if self._vectors is None:
+            from searchapp.store.vectors import VectorStore
+
+            store = VectorStore(self.folder / VECTORS_NAME, self._dimension(), nprobe=self.policy.nprobe)
+            n, top = self.db.id_summary()
+            ids = store.ids()
+            if store.count != n or (n and int(ids.max()) != top):
+                self._rebuild(store, n)
+            self._vectors = store
+            if store.dirty:
+                self._save_if_unlocked()
+        return self._vectors
+
+    def _drop_stale_vectors(self) -> None:
+        """With the write lock just taken: forget a loaded vector store that another process's writes have
+        outdated (file rewritten, or rows committed it never saw), so this writer reloads and checks it
+        instead of adding to an old copy and saving that over the newer file."""
+        store = self._vectors
+        if store is None:
+            return
+        if store.stamp != store.file_stamp():
+            self._vectors = None
+            return
+        n, top = self.db.id_summary()
+        if store.count != n or (n and int(store.ids().max()) != top):
+            self._vectors = None
+
+    def refresh(self) -> None:
+        """Reload the vector file if another process rewrote it since it was loaded (long-lived readers)."""
+        store = self._vectors
+        if store is not None and not self.lock.held_here and store.stamp != store.file_stamp():
+            self._vectors = None
+
+    def _rebuild(self, store: VectorStore, n: int) -> None:
+        """Rebuild the vector store from the vectors SQLite holds, straight into the kind its size calls for."""
+        dim = store.dimension
+        if self.policy.want_ivf(n) and n:
+            store.build_ivf(lambda: self.db.vectors(dim), n, auto_nlist(n))
+        else:
+            store.rebuild(self.db.vectors(dim))
+
+    def _fit(self, store: VectorStore) -> None:
+        """Convert, retrain or shrink the vector index as the policy says for its size."""
+        n = store.count
+        change = self.policy.refit(store.kind, n, store.index.nlist if store.kind == "ivf" else 0)
+        if change == "flat":
+            store.to_flat()
+        elif change == "ivf" and store.kind == "flat":
+            store.to_ivf(auto_nlist(n))
+        elif change == "ivf":
+            self._rebuild(store, n)
+
+    def flush(self) -> None:
+        """Persist the vector file if it changed (the caller holds the write lock), its kind first fitted to its
+        size."""
+        if self._vectors is not None and self._vectors.dirty:
+            self._fit(self._vectors)
+            self._vectors.save()
+
+    def _save_if_unlocked(self) -> None:
+        if self.read_only:
+            return  # a rebuilt store stays in memory; the file is left to writers
+        if self.lock.held_here:
+            self.flush()
+            return
+        # A reader that cannot write (locked by an ingest, or a read-only folder) keeps the rebuilt store in memory.
+        # Never wait here: the thread holding the write lock may be waiting for this load.
+        with contextlib.suppress(IndexLockedError, OSError), self.lock.hold():
+            self.flush()
+
+    def vector_kind(self) -> str:
+        """``flat`` or ``ivf``, read from the vector file without loading it into a store."""
+        store = self._vectors
+        if store is not None:
+            return store.kind
+        # FAISS files start with the index type's four-character code: no need to load gigabytes for status.
+        try:
+            with open(self.folder / VECTORS_NAME, "rb") as fh:
+                return "ivf" if fh.read(4) == b"IwFl" else "flat"
+        except OSError:
+            return "flat"
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self.lock.hold():
+            self._drop_stale_vectors()
+            # Checked against the database as it is before this writer adds anything.
+            _ = self.vectors
+            yield
+
+    def documents(self) -> dict[str, StoredDocument]:
+        return self.db.documents()
+
+    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
+        return self.db.document_ids(keys, source)
+
+    def touch(self, doc_id: int, mtime: float) -> None:
+        self.db.touch(doc_id, mtime)
+
+    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
+        self.db.set_metadata(doc_id, metadata, title)
+
+    def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
+        """SQLite and FTS5 in one transaction, then FAISS in memory (written out by :meth:`flush`; a crash
+        before that leaves a stale file, rebuilt on the next load)."""
+        vectors = self.vectors
+        removed_ids, added_ids = self.db.write(remove=remove, add=add)
+        vectors.remove(removed_ids)
+        for item, ids in zip(add, added_ids, strict=True):
+            vectors.add(ids, np.asarray(item.vectors))
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[FolderReader]:
+        if dense:
+            self.refresh()
+        with self.db.connect() as conn:
+            yield FolderReader(self, conn, flt, dense)
+
+    def is_empty(self) -> bool:
+        return self.db.is_empty()
+
+    def counts(self) -> tuple[int, int]:
+        return self.db.counts()
+
+    def passage_documents(self) -> dict[int, str]:
+        return self.db.passage_documents()
+
+    def disk_bytes(self) -> int:
+        size = 0
+        for f in self.folder.iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a temporary file renamed away meanwhile
+                size += f.stat().st_size if f.is_file() else 0
+        return size
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class FolderReader(Reader):
+    """A read session on one SQLite connection; a filter becomes SQL for FTS5 and an id selector for FAISS."""
+
+    def __init__(self, stores: FolderStores, conn: Connection, flt: Filter | None, dense: bool) -> None:
+        self.stores = stores
+        self.conn = conn
+        self.restrict: Restrict | None = None
+        self.allowed: np.ndarray | None = None  # int64 (m,): the passages a filtered dense search may return
+        if flt is not None and not flt.empty:
+            self.restrict = passages_sql(flt)
+            if dense:
+                self.allowed = np.fromiter(conn.execute(text(self.restrict[0]), self.restrict[1]).scalars(),
+                                           dtype=np.int64)
+
+    def lexical(self, query: str, k: int) -> Run:
+        return lexical.search(self.conn, query, k, self.restrict)
+
+    def dense(self, qvec: np.ndarray, k: int) -> Run:
+        return self.stores.vectors.search(qvec, k, self.allowed)
+
+    def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
+        """The dense search runs on a worker thread while FTS5 scores the query's matches into a temporary table
+        (both release the GIL), so a hybrid query costs about the slower side, not the sum; the dense
+        candidates' BM25 scores are then keyed lookups among the materialised matches."""
+        store = self.stores.vectors
+        pending = _worker().submit(store.search, qvec, k0, self.allowed)
+        try:
+            with lexical.Matches(self.conn, query, k0, self.restrict) as matches:
+                dense = dict(pending.result())
+                known = matches.scores(list(dense))
+        finally:
+            pending.cancel()
+        lex = dict(matches.top)
+        for pid, score in known.items():
+            lex.setdefault(pid, score)
+        dense.update(store.scores(qvec, [pid for pid in lex if pid not in dense]))
+        for pid in lex:  # a candidate with no stored vector cannot rank above any real one
+            dense.setdefault(pid, COSINE_MIN)
+        return Candidates(query, dense, lex)
+
+    def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
+        return self.stores.db.hydrate(ids, self.conn)
+
+
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The thread hybrid queries run their dense search on (one: the vector store serialises searches anyway)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="searchapp-dense"))
+        return _POOL[0]
