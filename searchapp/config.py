@@ -43,6 +43,12 @@ class IndexConfig:
     fusion: Fusion = field(default_factory=Fusion)
 
     def __post_init__(self) -> None:
+        for section, kind in _SECTIONS.items():
+            if not isinstance(getattr(self, section), kind):
+                raise ConfigError(
+                    f"IndexConfig.{section} must be a {kind.__name__}; flat settings such as max_tokens or alpha go "
+                    "through IndexConfig.from_flat(...)"
+                )
         object.__setattr__(self, "model", canonical_name(self.model))
         get_pooling(self.pooling, **self.pooling_params)
         check_precision(self.precision)

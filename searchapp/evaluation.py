@@ -19,7 +19,7 @@ def prepare(
     split: str,
     config: IndexConfig,
     k0: int | None = None,
-    index_dir: Path | None = None,
+    index_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Prepared:
     """Load the split, build or reuse the corpus index, and gather every judged query's runs."""

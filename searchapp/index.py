@@ -6,24 +6,24 @@ import contextlib
 import hashlib
 import json
 import os
-import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchapp.config import IndexConfig
+from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
-from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
+from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
-from searchapp.store.database import has_settings
-from searchapp.store.folder import DB_NAME, LOCK_NAME, FolderStores
+from searchapp.store.base import Stores
+from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.types import EncoderLike, Hit
 
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
@@ -80,28 +80,15 @@ class Index:
         threads: int | None = None,
         read_only: bool = False,
     ) -> None:
-        self.path = Path(path)
+        self.location = os.fspath(path)
+        # The folder of a folder index (None for one in a database).
+        self.path: Path | None = None if is_postgres(self.location) else Path(self.location)
         self.read_only = read_only
-        db = self.path / DB_NAME
-        made_folder = False
-        if not has_settings(db):  # no database, or one whose creation was interrupted
-            if not create:
-                raise IndexNotFoundError(
-                    f"no index at {self.path}: create one with `searchapp ingest FOLDER --index {self.path}`"
-                )
-            made_folder = not self.path.exists()
-            try:
-                self.path.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise ConfigError(f"{self.path}: cannot create index folder: {exc.strerror or exc}") from exc
         self._batch_size = batch_size
         self._threads = threads
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
-        # Threads of one process (a server's) take turns to write instead of failing on the file lock their own
-        # process holds.
-        self._write_mutex = threading.Lock()
         self.config = config or IndexConfig()  # replaced by the stored settings below, for an existing index
-        self.stores = FolderStores(self.path, self.config.vectors, self._dimension, read_only=read_only)
+        self.stores: Stores = open_stores(self.location, self.config.vectors, self._dimension, read_only, create)
         rows: dict[str, str] = {}
         try:
             rows = self.stores.settings()
@@ -121,14 +108,10 @@ class Index:
                 self.stores.put_settings(self.config.to_settings())
         except BaseException:
             # Nothing half-made stays behind: a bad setting never leaves an index that cannot be opened again.
-            self.stores.close()
-            if not rows:
-                for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
-                    with contextlib.suppress(FileNotFoundError):
-                        (self.path / name).unlink()
-                if made_folder:
-                    with contextlib.suppress(OSError):
-                        self.path.rmdir()
+            if rows:
+                self.stores.close()
+            else:
+                self.stores.discard()
             raise
 
     def _check_new(self) -> None:
@@ -157,10 +140,12 @@ class Index:
         """
         given = {k: v for k, v in settings.items() if v is not None}
         knobs = {k: given.pop(k) for k in ("batch_size", "threads") if k in given}
-        if not has_settings(Path(path) / DB_NAME):
+        if not index_exists(os.fspath(path)):
             return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
-        IndexConfig.from_flat(**given)  # unknown names and bad values are refused before opening
+        unknown = sorted(set(given) - set(flat_names()))
+        if unknown:
+            raise ConfigError(f"unknown setting {', '.join(unknown)}: use {', '.join(sorted(flat_names()))}")
         index = cls(path, encoder=encoder, **runtime, **knobs)
         built = index.config.to_flat()
         try:
@@ -216,17 +201,14 @@ class Index:
         """Hold the index's write lock; a writer in another process gets ``IndexLockedError`` at once, another
         thread of this process waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
         if self.read_only:
-            raise ConfigError(f"{self.path}: this index was opened read-only")
-        if not self._write_mutex.acquire(blocking=wait):
-            raise IndexLockedError(f"{self.path}: another thread is writing to this index")
-        try:
-            with self.stores.writing():
-                yield
-        finally:
-            self._write_mutex.release()
+            raise ConfigError(f"{display(self.location)}: this index was opened read-only")
+        with self.stores.writing(wait):
+            yield
 
     def _ingest(self, progress: Progress | None = None) -> Ingest:
-        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress)
+        # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
+        # of the run.
+        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress, time.perf_counter())
 
     def ingest(
         self,
@@ -236,13 +218,15 @@ class Index:
         progress: Progress | None = None,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it."""
+        run = self._ingest(progress)
         with self.writing():
-            return self._ingest(progress).run(Path(root), include, exclude)
+            return run.run(Path(root), include, exclude)
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
+        run = self._ingest()
         with self.writing():
-            return self._ingest().run_records(records)
+            return run.run_records(records)
 
     def add_texts(
         self,
@@ -322,7 +306,8 @@ class Index:
         """Counts, settings and size on disk."""
         docs, passages = self.stores.counts()
         return IndexStats(
-            path=str(self.path.absolute()), documents=docs, passages=passages, config=self.config,
+            path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
+            passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(),
         )
 

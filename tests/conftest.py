@@ -59,3 +59,24 @@ def real_encoder():  # type: ignore[no-untyped-def]
     enc = Encoder()
     enc.encode(["warm up"])
     return enc
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """One throw-away PostgreSQL 18 (pgvector, pg_textsearch) per test session, on a unix socket only."""
+    from tests.pg_server import available, start
+
+    reason = available()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start(tmp_path_factory.mktemp("pg"))
+    server.create_database("searchapp_test")
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def pg_url(pg_server, request: pytest.FixtureRequest) -> str:  # type: ignore[no-untyped-def]
+    """An index location in a schema of its own, for this test."""
+    schema = "t_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    return pg_server.url("searchapp_test") + f"&schema={schema}"

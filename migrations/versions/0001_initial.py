@@ -47,6 +47,8 @@ def upgrade() -> None:
         sqlite_autoincrement=True,
     )
     op.create_index("ix_passages_document_id", "passages", ["document_id"])
+    if op.get_context().dialect.name != "sqlite":
+        return  # PostgreSQL's lexical index is pg_textsearch's, made by the store (it needs the extension)
     # External-content FTS5: the text lives once, in passages; the FTS table holds only the inverted index.
     # Porter stemming over unicode61 with diacritics folded. Rows are kept in step by the lexical store
     # in the same transaction as the passages.
@@ -58,7 +60,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute("DROP TABLE passages_fts")
+    if op.get_context().dialect.name == "sqlite":
+        op.execute("DROP TABLE passages_fts")
     op.drop_index("ix_passages_document_id", "passages")
     op.drop_table("passages")
     op.drop_table("documents")

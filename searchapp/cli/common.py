@@ -15,7 +15,6 @@ import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -25,20 +24,27 @@ from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
 from searchapp.query.fusion import Fusion, setting_help
 
-DEFAULT_INDEX = Path(".searchapp")
+DEFAULT_INDEX = ".searchapp"
 
 IndexOpt = Annotated[
-    Path,
-    typer.Option("--index", "-i", envvar="SEARCHAPP_INDEX", help="Index folder.", show_default=True),
+    str,
+    typer.Option(
+        "--index", "-i", envvar="SEARCHAPP_INDEX", show_default=True,
+        help="Index folder, or a PostgreSQL URL: postgresql+psycopg://USER@HOST/DB?schema=NAME (docs/postgres.md).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
 
 # The encoder (fixed when an index is created).
 ModelOpt = Annotated[
-    str | None, typer.Option(help="Model name or local model folder (default all-MiniLM-L6-v2; new index).")
+    str | None,
+    typer.Option(help="Model name or local model folder (default all-MiniLM-L6-v2; an index keeps the one it was "
+                 "created with)."),
 ]
 PoolingOpt = Annotated[
-    str | None, typer.Option(help=f"Pooling strategy: {', '.join(pooling_names())} (default mean; new index).")
+    str | None,
+    typer.Option(help=f"Pooling strategy: {', '.join(pooling_names())} (default mean; an index keeps the one it was "
+                 "created with)."),
 ]
 PoolingParamOpt = Annotated[
     list[str] | None,
@@ -47,7 +53,7 @@ PoolingParamOpt = Annotated[
 PrecisionOpt = Annotated[
     str | None,
     typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where native and faster; "
-                 "default: the index's)."),
+                 "default: the index's, else auto)."),
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[

@@ -27,7 +27,9 @@ from searchapp.query.engine import MODES
 if TYPE_CHECKING:
     from searchapp.config import IndexConfig
 
-EvalIndexOpt = Annotated[Path | None, typer.Option("--index", "-i", help="Index folder (default: a cache).")]
+EvalIndexOpt = Annotated[
+    str | None, typer.Option("--index", "-i", help="Index folder or PostgreSQL URL (default: a cached folder).")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -109,7 +111,7 @@ def tune(
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
     write_config: Annotated[
-        Path | None, typer.Option(help="Store the best setting as this index's hybrid default.")
+        str | None, typer.Option(help="Store the best setting as this index's hybrid default (folder or URL).")
     ] = None,
     index: EvalIndexOpt = None,
     as_json: JsonOpt = False,

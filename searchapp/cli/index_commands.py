@@ -130,6 +130,7 @@ def query(
 ) -> None:
     """Rank passages for a question (or for every line of --file, encoded in batches)."""
     from searchapp.index import Index
+    from searchapp.store.locate import display
 
     with errors():
         queries = _queries(text, file)
@@ -137,7 +138,9 @@ def query(
         with Index(index) as ix:
             results = ix.search_batch(queries, k=k, mode=mode, filters=filters, **fusion)
             if not any(results) and ix.is_empty():
-                raise SearchappError(f"the index at {index} is empty: add files with `searchapp ingest FOLDER`")
+                raise SearchappError(
+                    f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
+                )
     for q, hits in zip(queries, results, strict=True):
         _render(q, mode, hits, as_json, header=file is not None)
 

@@ -51,6 +51,7 @@ def serve(
                 f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
             ) from exc
         from searchapp.index import Index
+        from searchapp.store.locate import display, is_postgres
 
         if not _is_loopback(host) and not api_key:
             typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
@@ -59,7 +60,8 @@ def serve(
         ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
-            typer.echo(f"serving {os.path.abspath(index)} on http://{host}:{port} (docs: /docs)", err=True)
+            shown = display(index) if is_postgres(index) else os.path.abspath(index)
+            typer.echo(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
             uvicorn.run(application, host=host, port=port, log_level="warning")
         finally:
             ix.close()

@@ -84,11 +84,11 @@ class Fusion:
 
     method: str = _setting("adaptive", "Hybrid fusion", choices=method_names, label="fusion")
     norm: str = _setting("zscore", "Score normalisation", choices=norm_names, label="normalisation")
-    alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0.0, le=1.0)
+    alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0, le=1)
     rrf_k: int = _setting(60, "RRF constant", ge=0)
     k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1)
-    alpha_question: float = _setting(0.8, "Adaptive fusion: dense weight for questions", ge=0.0, le=1.0)
-    alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0.0, le=1.0)
+    alpha_question: float = _setting(0.8, "Adaptive fusion: dense weight for questions", ge=0, le=1)
+    alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0, le=1)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -96,10 +96,10 @@ class Fusion:
             if meta["choices"] is not None and value not in meta["choices"]():
                 label = meta["label"] or f.name
                 raise ConfigError(f"unknown {label} '{value}': use one of {', '.join(meta['choices']())}")
-            if meta["ge"] is not None and not meta["ge"] <= value:
-                raise ConfigError(f"{f.name} must be >= {meta['ge']}, got {value}")
-            if meta["le"] is not None and not value <= meta["le"]:
-                raise ConfigError(f"{f.name} must be <= {meta['le']}, got {value}")
+            lo, hi = meta["ge"], meta["le"]
+            if (lo is not None and not lo <= value) or (hi is not None and not value <= hi):
+                bound = f"in [{lo}, {hi}]" if hi is not None else f"at least {lo}"
+                raise ConfigError(f"{f.name} must be {bound}, got {value}")
 
 
 def setting_help(name: str) -> str:

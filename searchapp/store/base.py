@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from searchapp.filters import Filter
+from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import Candidates, NewDocument, PassageRecord, Run, StoredDocument
 
 
@@ -44,6 +45,9 @@ class Stores(ABC):
     """An index's storage, kept in step. Writers call :meth:`writing` first; everything else may run in any
     thread of any process."""
 
+    # When the vector index is exact and when approximate; the index sets it once its settings are read.
+    policy: VectorPolicy
+
     # -- settings ------------------------------------------------------------------------------------------
 
     @abstractmethod
@@ -57,9 +61,11 @@ class Stores(ABC):
     # -- writing -------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def writing(self) -> contextlib.AbstractContextManager[None]:
-        """Hold the index's one writer lock (``IndexLockedError`` at once if another process holds it); on entry,
-        catch up with what other writers committed."""
+    def writing(self, wait: bool = True) -> contextlib.AbstractContextManager[None]:
+        """Hold the index's one writer lock: another thread of this process waits its turn (with ``wait=False``
+        it gets ``IndexLockedError``), another process gets ``IndexLockedError`` at once. On entry, catch up with
+        what other writers committed (the folder backend loads its vector file and checks it against the
+        database, rebuilding it if it is stale)."""
 
     @abstractmethod
     def documents(self) -> dict[str, StoredDocument]:
@@ -112,6 +118,11 @@ class Stores(ABC):
     @abstractmethod
     def disk_bytes(self) -> int:
         """Bytes the index takes on disk."""
+
+    @abstractmethod
+    def discard(self) -> None:
+        """Remove what opening with ``create`` made, when the index's creation did not finish (its settings were
+        never stored); then close."""
 
     @abstractmethod
     def close(self) -> None:

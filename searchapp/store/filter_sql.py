@@ -1,8 +1,10 @@
-"""A :class:`~searchapp.filters.Filter` compiled to SQLite: a condition over ``documents`` (metadata through
-JSON1, path prefix, path glob) and the SELECT of the passage ids it lets through."""
+"""A :class:`~searchapp.filters.Filter` compiled to SQL: a condition over ``documents`` (metadata as JSON, path
+prefix, path glob) and the SELECT of the passage ids it lets through, for SQLite (JSON1, ``GLOB``) or PostgreSQL
+(``jsonb``, the glob as an anchored regular expression). Values are always bound parameters."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from searchapp.filters import Filter
@@ -11,36 +13,77 @@ from searchapp.filters import Filter
 Restrict = tuple[str, dict[str, Any]]
 
 
-def where(flt: Filter, docs: str = "d") -> tuple[str, dict[str, Any]]:
+# Each dialect's SQL for a filter's parts: ``{f}`` is a metadata field, ``{p}`` a bound parameter's name.
+_DIALECTS: dict[str, dict[str, str]] = {
+    "sqlite": {
+        # json_extract gives JSON true/false as 1/0, so booleans and numbers are told apart by json_type.
+        "field": "{docs}.metadata, :{k}",
+        "bool": "json_type({f}) = '{b}'",
+        "str": "json_extract({f}) = :{p}",  # a SQL text never equals a number: no type check needed
+        "num": "(json_type({f}) IN ('integer', 'real') AND json_extract({f}) = :{p})",
+        "prefix": "substr({docs}.path, 1, length(:fprefix)) = :fprefix",
+        "glob": "{docs}.path GLOB :fglob",
+        "all": "1",
+    },
+    "postgresql": {
+        "field": "(CAST({docs}.metadata AS jsonb) -> CAST(:{k} AS text))",
+        "bool": "{f} = CAST('{b}' AS jsonb)",
+        "str": "{f} = to_jsonb(CAST(:{p} AS text))",
+        "num": "(jsonb_typeof({f}) = 'number' AND CAST({f} AS numeric) = :{p})",  # 1 = 1.0, never "1" or true
+        "prefix": "left({docs}.path, length(:fprefix)) = :fprefix",
+        "glob": "{docs}.path ~ :fglob",
+        "all": "TRUE",
+    },
+}
+
+
+def where(flt: Filter, docs: str = "d", dialect: str = "sqlite") -> tuple[str, dict[str, Any]]:
     """A SQL condition over the documents table aliased ``docs``, and its bound parameters."""
+    sql = _DIALECTS[dialect]
     clauses: list[str] = []
     params: dict[str, Any] = {}
     for n, (key, value) in enumerate(sorted(flt.metadata.items())):
-        values = value if isinstance(value, list) else [value]
-        params[f"fk{n}"] = f'$."{key}"'
-        path = f"{docs}.metadata, :fk{n}"
+        params[f"fk{n}"] = f'$."{key}"' if dialect == "sqlite" else key
+        field = sql["field"].format(docs=docs, k=f"fk{n}")
         options = []
-        for m, v in enumerate(values):
-            # json_extract gives JSON true/false as 1/0, so booleans and numbers are told apart by json_type.
+        for m, v in enumerate(value if isinstance(value, list) else [value]):
             if isinstance(v, bool):
-                options.append(f"json_type({path}) = '{'true' if v else 'false'}'")
+                options.append(sql["bool"].format(f=field, b="true" if v else "false"))
                 continue
             params[f"f{n}_{m}"] = v
-            if isinstance(v, str):  # a SQL text never equals a number: no type check needed
-                options.append(f"json_extract({path}) = :f{n}_{m}")
-            else:
-                options.append(f"(json_type({path}) IN ('integer', 'real') AND json_extract({path}) = :f{n}_{m})")
+            options.append(sql["str" if isinstance(v, str) else "num"].format(f=field, p=f"f{n}_{m}"))
         clauses.append("(" + " OR ".join(options) + ")")
     if flt.path_prefix is not None:
         params["fprefix"] = flt.path_prefix
-        clauses.append(f"substr({docs}.path, 1, length(:fprefix)) = :fprefix")
+        clauses.append(sql["prefix"].format(docs=docs))
     if flt.path_glob is not None:
-        params["fglob"] = flt.path_glob
-        clauses.append(f"{docs}.path GLOB :fglob")
-    return " AND ".join(clauses) or "1", params
+        params["fglob"] = flt.path_glob if dialect == "sqlite" else glob_regex(flt.path_glob)
+        clauses.append(sql["glob"].format(docs=docs))
+    return " AND ".join(clauses) or sql["all"], params
 
 
-def passages_sql(flt: Filter) -> Restrict:
+def glob_regex(glob: str) -> str:
+    """SQLite ``GLOB`` semantics as an anchored POSIX regular expression: ``*`` any run (``/`` included), ``?`` one
+    character, ``[abc]`` / ``[^abc]`` a class; everything else literal; case-sensitive."""
+    out, i = ["^"], 0
+    while i < len(glob):
+        c = glob[i]
+        # A class closes at the first "]" after its first character (so "[]a]" holds "]"); unclosed, "[" is literal.
+        close = glob.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif close != -1:
+            out.append("[" + glob[i + 1 : close].replace("\\", "\\\\") + "]")
+            i = close
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out) + "$"
+
+
+def passages_sql(flt: Filter, dialect: str = "sqlite") -> Restrict:
     """A SELECT of the ids of the passages ``flt`` lets through, and its parameters."""
-    cond, params = where(flt)
+    cond, params = where(flt, dialect=dialect)
     return f"SELECT p.id FROM passages p JOIN documents d ON d.id = p.document_id WHERE {cond}", params

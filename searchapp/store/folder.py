@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, text
 
-from searchapp.errors import IndexLockedError
+from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.filters import Filter
 from searchapp.store import lexical
 from searchapp.store.base import Reader, Stores
-from searchapp.store.database import Database
+from searchapp.store.database import Database, has_settings
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lock import FileLock
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
@@ -42,9 +42,15 @@ class FolderStores(Stores):
     the model); ``read_only`` never writes a file, not even a rebuilt vector file."""
 
     def __init__(
-        self, folder: Path, policy: VectorPolicy, dimension: Callable[[], int], read_only: bool = False
+        self,
+        folder: Path,
+        policy: VectorPolicy,
+        dimension: Callable[[], int],
+        read_only: bool = False,
+        made_folder: bool = False,
     ) -> None:
         self.folder = folder
+        self._made_folder = made_folder
         self.policy = policy
         self.read_only = read_only
         self._dimension = dimension
@@ -52,6 +58,34 @@ class FolderStores(Stores):
         self.lock = FileLock(folder / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._load_mutex = threading.RLock()
+
+    @classmethod
+    def open(
+        cls, folder: Path, policy: VectorPolicy, dimension: Callable[[], int], read_only: bool, create: bool
+    ) -> FolderStores:
+        """The stores of the index folder ``folder``; ``create`` makes the folder and database where there is no
+        index (a database without settings is a creation that was interrupted: it is made again)."""
+        made_folder = False
+        if not has_settings(folder / DB_NAME):
+            if not create:
+                raise IndexNotFoundError(
+                    f"no index at {folder}: create one with `searchapp ingest FOLDER --index {folder}`"
+                )
+            made_folder = not folder.exists()
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"{folder}: cannot create index folder: {exc.strerror or exc}") from exc
+        return cls(folder, policy, dimension, read_only=read_only, made_folder=made_folder)
+
+    def discard(self) -> None:
+        self.close()
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", LOCK_NAME):
+            with contextlib.suppress(FileNotFoundError):
+                (self.folder / name).unlink()
+        if self._made_folder:
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()
 
     # -- settings ------------------------------------------------------------------------------------------
 
@@ -103,7 +137,7 @@ class FolderStores(Stores):
     def refresh(self) -> None:
         """Reload the vector file if another process rewrote it since it was loaded (long-lived readers)."""
         store = self._vectors
-        if store is not None and not self.lock.held_here and store.stamp != store.file_stamp():
+        if store is not None and not self.lock.held and store.stamp != store.file_stamp():
             self._vectors = None
 
     def _rebuild(self, store: VectorStore, n: int) -> None:
@@ -140,7 +174,7 @@ class FolderStores(Stores):
             return
         # A reader that cannot write (locked by an ingest, or a read-only folder) keeps the rebuilt store in memory.
         # Never wait here: the thread holding the write lock may be waiting for this load.
-        with contextlib.suppress(IndexLockedError, OSError), self.lock.hold():
+        with contextlib.suppress(IndexLockedError, OSError), self.lock.hold(wait=False):
             self.flush()
 
     def vector_kind(self) -> str:
@@ -158,8 +192,8 @@ class FolderStores(Stores):
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
-        with self.lock.hold():
+    def writing(self, wait: bool = True) -> Iterator[None]:
+        with self.lock.hold(wait):
             self._drop_stale_vectors()
             # Checked against the database as it is before this writer adds anything.
             _ = self.vectors

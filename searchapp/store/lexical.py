@@ -58,7 +58,7 @@ def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str])
 
 
 def _restricted(restrict: Restrict | None) -> tuple[str, dict[str, Any]]:
-    """`` AND rowid IN (...)`` for a SELECT of allowed passage ids with its parameters (``Filter.passages_sql``)."""
+    """`` AND rowid IN (...)`` for a SELECT of allowed passage ids with its parameters (``filter_sql.passages_sql``)."""
     if restrict is None:
         return "", {}
     return f" AND rowid IN ({restrict[0]})", restrict[1]

@@ -1,4 +1,5 @@
-"""One writer per index folder: an exclusive ``flock`` on its ``write.lock`` file."""
+"""One writer per index folder: threads of a process take turns on a mutex, processes on an exclusive ``flock``
+of the folder's ``write.lock`` file."""
 
 from __future__ import annotations
 
@@ -12,14 +13,12 @@ from searchapp.errors import IndexLockedError
 
 
 class FileLock:
-    """An exclusive lock on ``path``, refused at once (``IndexLockedError``) while another process holds it.
-
-    The lock belongs to an open file, not to a thread: a second ``hold`` from this process while the first is
-    held is refused too, so threads of one process must take turns before they come here (``Index`` does).
-    """
+    """An exclusive writer lock: another thread of this process waits its turn (or, with ``wait=False``, gets
+    ``IndexLockedError``); another process gets ``IndexLockedError`` at once."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._mutex = threading.Lock()
         self._owner: int | None = None
 
     @property
@@ -27,19 +26,29 @@ class FileLock:
         """Whether the calling thread holds the lock."""
         return self._owner == threading.get_ident()
 
+    @property
+    def held(self) -> bool:
+        """Whether some thread of this process holds the lock."""
+        return self._owner is not None
+
     @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
+    def hold(self, wait: bool = True) -> Iterator[None]:
         """Hold the lock for the block."""
-        fh = open(self.path, "a+")
+        if not self._mutex.acquire(blocking=wait):
+            raise IndexLockedError(f"{self.path.parent}: another thread is writing to this index")
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            fh.close()
-            raise IndexLockedError(f"{self.path.parent}: another process is writing to this index") from exc
-        self._owner = threading.get_ident()
-        try:
-            yield
+            fh = open(self.path, "a+")
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                fh.close()
+                raise IndexLockedError(f"{self.path.parent}: another process is writing to this index") from exc
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._owner = None
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fh.close()
         finally:
-            self._owner = None
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            fh.close()
+            self._mutex.release()

@@ -358,3 +358,48 @@ def test_read_only_index_writes_nothing(tmp_path: Path, fake_encoder) -> None:  
         with pytest.raises(ConfigError, match="read-only"):
             ix.remove(["a"])
     assert not (tmp_path / "ix" / VECTORS_NAME).exists()
+
+
+def test_a_writer_thread_waits_while_another_thread_of_the_process_holds_the_lock(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # A reader saving a rebuilt vector file takes the writer lock without waiting; a writer thread meanwhile must
+    # wait its turn, not be told that another process is writing.
+    import threading
+    import time
+
+    with open_index(tmp_path, fake_encoder) as ix:
+        held, release = threading.Event(), threading.Event()
+
+        def saver() -> None:
+            with ix.stores.writing(wait=False):
+                held.set()
+                release.wait(10)
+
+        result: dict[str, object] = {}
+
+        def writer() -> None:
+            try:
+                result["summary"] = ix.add_texts(["zebras have stripes"], ids=["z"])
+            except Exception as exc:  # noqa: BLE001 - recorded for the assertion below
+                result["error"] = exc
+
+        t = threading.Thread(target=saver)
+        t.start()
+        assert held.wait(10)
+        w = threading.Thread(target=writer)
+        w.start()
+        time.sleep(0.3)
+        assert w.is_alive() and not result, result  # waiting, not refused
+        release.set()
+        w.join(20)
+        t.join(20)
+        assert "error" not in result and result["summary"].added == 1  # type: ignore[attr-defined]
+
+
+def test_reopening_with_the_settings_an_index_was_built_with_is_accepted(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # Each given setting is compared with the built index's, not validated against the defaults on its own.
+    with Index.open_or_create(tmp_path / "ix", max_tokens=512, overlap=300, encoder=fake_encoder):
+        pass
+    with Index.open_or_create(tmp_path / "ix", overlap=300, encoder=fake_encoder) as ix:
+        assert ix.config.splitter.overlap == 300
+    with pytest.raises(ConfigError, match="overlap=300"):
+        Index.open_or_create(tmp_path / "ix", overlap=10, encoder=fake_encoder)

@@ -19,6 +19,20 @@ TEXTS = {
 }
 
 
+FILTER_CASES = [
+    ({"metadata": {"team": "security"}}, {"k1", "k2"}),
+    ({"metadata": {"team": ["storage", "network"]}}, {"d1", "n1"}),
+    ({"metadata": {"team": "security", "year": 2025}}, {"k2"}),
+    ({"metadata": {"draft": True}}, {"n1"}),
+    ({"metadata": {"year": "2025"}}, set()),  # a string never equals the number
+    ({"metadata": {"draft": 1}}, set()),  # nor a number the boolean true
+    ({"metadata": {"year": [2024, True]}}, {"k1"}),
+    ({"path_prefix": "k"}, {"k1", "k2"}),
+    ({"path_glob": "?1"}, {"k1", "d1", "n1"}),
+    ({"path_glob": "k*", "metadata": {"year": 2024}}, {"k1"}),
+]
+
+
 def open_index(tmp_path: Path, encoder, **cfg) -> Index:  # type: ignore[no-untyped-def]
     return Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(**cfg), encoder=encoder)
 
@@ -76,31 +90,22 @@ def test_remove_takes_texts_out_of_every_side(tmp_path: Path, fake_encoder) -> N
         assert ix.stores.vectors.count == len(TEXTS) - 1
 
 
-@pytest.mark.parametrize(
-    ("filters", "expected"),
-    [
-        ({"metadata": {"team": "security"}}, {"k1", "k2"}),
-        ({"metadata": {"team": ["storage", "network"]}}, {"d1", "n1"}),
-        ({"metadata": {"team": "security", "year": 2025}}, {"k2"}),
-        ({"metadata": {"draft": True}}, {"n1"}),
-        ({"metadata": {"year": "2025"}}, set()),  # a string never equals the number
-        ({"metadata": {"draft": 1}}, set()),  # nor a number the boolean true
-        ({"metadata": {"year": [2024, True]}}, {"k1"}),
-        ({"path_prefix": "k"}, {"k1", "k2"}),
-        ({"path_glob": "?1"}, {"k1", "d1", "n1"}),
-        ({"path_glob": "k*", "metadata": {"year": 2024}}, {"k1"}),
-    ],
-)
+@pytest.mark.parametrize(("filters", "expected"), FILTER_CASES)
 def test_filters_restrict_every_mode(tmp_path: Path, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
     with open_index(tmp_path, fake_encoder) as ix:
-        add_all(ix)
-        for mode in MODES:
-            # A query that favours the documents the filter excludes: the filter must act before ranking.
-            hits = ix.search("networks route packets database", k=10, mode=mode, filters=filters)
-            got = {h.path for h in hits}
-            assert got <= expected, mode
-            if mode != "lexical":  # dense and hybrid rank every allowed passage
-                assert got == expected, mode
+        check_filters(ix, filters, expected)
+
+
+def check_filters(ix: Index, filters: dict, expected: set[str]) -> None:  # type: ignore[type-arg]
+    """Shared with the PostgreSQL backend's test (tests/integration/test_postgres.py)."""
+    add_all(ix)
+    for mode in MODES:
+        # A query that favours the documents the filter excludes: the filter must act before ranking.
+        hits = ix.search("networks route packets database", k=10, mode=mode, filters=filters)
+        got = {h.path for h in hits}
+        assert got <= expected, mode
+        if mode != "lexical":  # dense and hybrid rank every allowed passage
+            assert got == expected, mode
 
 
 def test_filtered_query_finds_matches_far_below_the_unfiltered_top(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]

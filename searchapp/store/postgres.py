@@ -1,0 +1,502 @@
+"""The PostgreSQL backend: documents, passages, settings, a pgvector column and a pg_textsearch BM25 index, in
+one schema per index. Nothing is kept in the process beyond a connection pool, so any number of serving
+processes on any number of hosts answer from the same committed state.
+
+- Dense: ``passages.embedding vector(d)``, inner product on unit vectors (``<#>`` is its negative). Exact (a
+  sequential scan) below the policy's threshold, an HNSW index above it, built after the rows are loaded. Per
+  query ``hnsw.ef_search`` is raised to the number of rows asked for (its default, 40, silently caps a ``LIMIT
+  100``) and, with a filter, ``hnsw.iterative_scan`` is on (else a narrow filter returns fewer than ``k`` rows).
+- Lexical: real BM25 from pg_textsearch (``text <@> to_bm25query(q, index)``, negated), never ``ts_rank``.
+  Without the extension, lexical and hybrid queries raise ``ConfigError`` saying what to install; dense queries
+  work. pg_textsearch does not take deleted rows out of its corpus statistics until the index is rebuilt: the
+  store counts the passages deleted since the last rebuild and rebuilds the index when a writer finishes, so
+  scores are those of the rows present.
+- Hybrid: one statement takes each side's top ``k0`` within the filter and returns every candidate with both
+  real scores.
+- One writer: a session advisory lock keyed by the schema (``IndexLockedError`` for a second writer); a
+  group of documents is one transaction, so readers see whole groups only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.pool import NullPool
+
+from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
+from searchapp.filters import Filter
+from searchapp.store import schema as migrations
+from searchapp.store.base import Reader, Stores
+from searchapp.store.filter_sql import passages_sql
+from searchapp.store.lexical import query_terms
+from searchapp.store.vector_policy import VectorPolicy
+from searchapp.types import COSINE_MIN, Candidates, NewDocument, PassageRecord, Run, StoredDocument, dump_metadata
+
+DEFAULT_SCHEMA = "searchapp"
+BM25_INDEX = "passages_bm25"
+TEXT_CONFIG = "searchapp_english"
+HNSW_INDEX = "passages_hnsw"
+# A settings row (not an IndexConfig setting): passages deleted since the BM25 index was last rebuilt.
+_STALE_KEY = "bm25_deleted_passages"
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_NO_BM25 = (
+    "lexical and hybrid ranking on PostgreSQL need the pg_textsearch extension (PostgreSQL 17 or 18, with "
+    "shared_preload_libraries = 'pg_textsearch', then CREATE EXTENSION pg_textsearch): it is not installed in "
+    "this database; dense queries work without it"
+)
+# pgvector's limit on hnsw.ef_search.
+_MAX_EF = 1000
+
+
+def parse_location(location: str) -> tuple[URL, str]:
+    """The SQLAlchemy URL (driver psycopg) and the index's schema (``?schema=NAME``, default ``searchapp``)."""
+    try:
+        url = make_url(location)
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises a plain ArgumentError on any malformed URL
+        raise ConfigError(f"{location!r} is not a database URL: {exc}") from exc
+    query = dict(url.query)
+    schema = str(query.pop("schema", DEFAULT_SCHEMA))
+    if not _SCHEMA_NAME.match(schema):
+        raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63)")
+    return url.set(drivername="postgresql+psycopg", query=query), schema
+
+
+def display_location(location: str) -> str:
+    """The location with any password hidden, for messages and ``status``."""
+    try:
+        return make_url(location).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - shown as given when it does not parse
+        return location
+
+
+def _vector_text(vec: np.ndarray) -> str:
+    # repr of each float32 value (as a double) reads back to the same float32: the stored vector is exact.
+    return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
+
+
+def _parse_vector(raw: str) -> np.ndarray:
+    return np.array(raw.strip("[]").split(","), dtype=np.float32)
+
+
+class PostgresStores(Stores):
+    """The stores of an index held in a PostgreSQL schema.
+
+    ``create``: make the schema (and the extensions, if missing) when it holds no index yet; otherwise a missing
+    index raises ``IndexNotFoundError``. ``dimension`` is asked for when the vector column is first typed.
+    """
+
+    def __init__(
+        self,
+        location: str,
+        policy: VectorPolicy,
+        dimension: Callable[[], int],
+        read_only: bool = False,
+        create: bool = False,
+    ) -> None:
+        self.location = display_location(location)
+        self.url, self.schema = parse_location(location)
+        self.policy = policy
+        self.read_only = read_only
+        self._dimension = dimension
+        self._made_schema = False
+        self._mutex = threading.Lock()
+        try:
+            import psycopg  # noqa: F401 - only to say what is missing before SQLAlchemy does
+        except ImportError as exc:
+            raise ConfigError("PostgreSQL indexes need the postgres extra: pip install 'searchapp[postgres]'") from exc
+        # Every connection resolves our tables in this index's schema, the extensions' in public.
+        options = {"options": f"-csearch_path={self.schema},public"}
+        self.engine: Engine = create_engine(self.url, connect_args=options, pool_size=8, max_overflow=64,
+                                            pool_pre_ping=True)
+        # Writes (and DDL) get a connection of their own, closed after use, never one a query will reuse: a
+        # pg_textsearch 1.0.0 backend that has written to a BM25-indexed table scores later queries wrongly (no
+        # rows, or 0 for every row, on some of its statements; tests/integration/test_postgres.py).
+        self.write_engine: Engine = create_engine(self.url, connect_args=options, poolclass=NullPool)
+        try:
+            self._open(create)
+        except BaseException:
+            self.close()
+            raise
+        self.lock_key = int.from_bytes(
+            hashlib.sha256(f"searchapp:{self.url.database}:{self.schema}".encode()).digest()[:8], "big", signed=True
+        )
+
+    # -- opening ---------------------------------------------------------------------------------------------
+
+    def _open(self, create: bool) -> None:
+        try:
+            with self.engine.connect() as conn:
+                exists = conn.execute(
+                    text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.schema}.settings"}
+                ).scalar_one()
+                has_rows = exists and conn.execute(text("SELECT count(*) FROM settings")).scalar_one() > 0
+        except OperationalError as exc:
+            raise ConfigError(f"{self.location}: cannot connect: {_reason(exc)}") from exc
+        if not has_rows:
+            if not create:
+                raise IndexNotFoundError(
+                    f"no index at {self.location}: create one with `searchapp ingest FOLDER --index URL`"
+                )
+            self._create()
+        try:
+            migrations.upgrade(self.write_engine)
+        except DBAPIError as exc:
+            raise SchemaError(f"{self.location}: cannot open the index schema: {_reason(exc)}") from exc
+        with self.write_engine.begin() as conn:
+            self.has_bm25 = self._ensure_bm25(conn)
+
+    def _create(self) -> None:
+        with self.write_engine.begin() as conn:
+            present = conn.execute(
+                text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": self.schema}
+            ).first()
+            try:
+                conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
+            except DBAPIError as exc:
+                raise ConfigError(
+                    f"{self.location}: the pgvector extension is needed (CREATE EXTENSION vector): {_reason(exc)}"
+                ) from exc
+            conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
+            self._made_schema = present is None
+        with contextlib.suppress(DBAPIError), self.write_engine.begin() as conn:
+            conn.execute(text("CREATE EXTENSION IF NOT EXISTS pg_textsearch SCHEMA public"))
+
+    def _ensure_bm25(self, conn: Connection) -> bool:
+        """Whether the BM25 index exists, making it where the extension is installed and it is missing."""
+        if self._has_index(conn, BM25_INDEX):
+            return True
+        installed = conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch'")).first()
+        if installed is None or self.read_only:
+            return False
+        # English stemming without the stopword list, as the folder backend's FTS5 index does: every word counts
+        # in a passage's length, and the query side drops the same short stopword list in both backends.
+        conn.execute(text(f"CREATE TEXT SEARCH DICTIONARY {self.schema}.{TEXT_CONFIG}_stem "
+                          "(TEMPLATE = snowball, Language = english)"))
+        conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {self.schema}.{TEXT_CONFIG} (COPY = pg_catalog.english)"))
+        conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {self.schema}.{TEXT_CONFIG} "
+                          f"ALTER MAPPING REPLACE english_stem WITH {self.schema}.{TEXT_CONFIG}_stem"))
+        conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(text) "
+                          f"WITH (text_config='{self.schema}.{TEXT_CONFIG}')"))
+        return True
+
+    def discard(self) -> None:
+        """Drop what an interrupted creation made (the schema, if this store made it)."""
+        if self._made_schema:
+            with contextlib.suppress(DBAPIError), self.write_engine.begin() as conn:
+                conn.execute(text(f'DROP SCHEMA "{self.schema}" CASCADE'))
+        self.close()
+
+    @contextlib.contextmanager
+    def _begin(self) -> Iterator[Connection]:
+        """A write transaction; a failed write (disk full, connection lost) rolls it back as ``StorageError``."""
+        try:
+            with self.write_engine.begin() as conn:
+                yield conn
+        except OperationalError as exc:
+            raise StorageError(f"{self.location}: cannot write the index: {_reason(exc)}") from exc
+
+    # -- settings ------------------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT key, value FROM settings WHERE key <> :stale"), {"stale": _STALE_KEY})
+            return {k: v for k, v in rows}
+
+    def put_settings(self, rows: Mapping[str, str]) -> None:
+        with self._begin() as conn:
+            for key, value in rows.items():
+                conn.execute(
+                    text("INSERT INTO settings (key, value) VALUES (:k, :v) "
+                         "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"),
+                    {"k": key, "v": value},
+                )
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self, wait: bool = True) -> Iterator[None]:
+        # The advisory lock belongs to a database session: threads of this process take turns before they come
+        # to it (each would hold a session of its own).
+        if not self._mutex.acquire(blocking=wait):
+            raise IndexLockedError(f"{self.location}: another thread is writing to this index")
+        try:
+            with self._advisory_lock():
+                self._type_vectors()
+                yield
+        finally:
+            self._mutex.release()
+
+    @contextlib.contextmanager
+    def _advisory_lock(self) -> Iterator[None]:
+        conn = self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self.lock_key}).scalar_one()
+            if not got:
+                raise IndexLockedError(f"{self.location}: another process is writing to this index")
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self.lock_key})
+        finally:
+            conn.close()
+
+    def _type_vectors(self) -> None:
+        """Give the embedding column its dimension (needed by HNSW), once the encoder's is known."""
+        with self.write_engine.begin() as conn:
+            typed = conn.execute(
+                text("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                     "WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"),
+                {"t": f"{self.schema}.passages"},
+            ).scalar_one()
+            if typed == "vector":
+                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({int(self._dimension())})"))
+
+    def documents(self) -> dict[str, StoredDocument]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT id, path, mtime, size, sha256, metadata, source, title FROM documents"))
+            return {r.path: StoredDocument(*r) for r in rows}
+
+    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
+        sql = "SELECT path, id FROM documents WHERE path = ANY(:keys)"
+        if source is not None:
+            sql += " AND source = :source"
+        with self.engine.connect() as conn:
+            return {str(p): int(i) for p, i in conn.execute(text(sql), {"keys": list(keys), "source": source})}
+
+    def touch(self, doc_id: int, mtime: float) -> None:
+        with self._begin() as conn:
+            conn.execute(text("UPDATE documents SET mtime = :m WHERE id = :i"), {"m": mtime, "i": doc_id})
+
+    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
+        with self._begin() as conn:
+            conn.execute(
+                text("UPDATE documents SET metadata = :m, title = :t WHERE id = :i"),
+                {"m": dump_metadata(metadata), "t": title, "i": doc_id},
+            )
+
+    def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
+        with self._begin() as conn:
+            if remove:
+                gone = conn.execute(
+                    text("SELECT count(*) FROM passages WHERE document_id = ANY(:ids)"), {"ids": list(remove)}
+                ).scalar_one()
+                conn.execute(text("DELETE FROM documents WHERE id = ANY(:ids)"), {"ids": list(remove)})
+                if gone:
+                    conn.execute(
+                        text("INSERT INTO settings (key, value) VALUES (:k, :n) ON CONFLICT (key) DO UPDATE "
+                             "SET value = (CAST(settings.value AS bigint) + CAST(:n AS bigint))::text"),
+                        {"k": _STALE_KEY, "n": str(gone)},
+                    )
+            if add:
+                self._add(conn, add)
+
+    def _add(self, conn: Connection, items: Sequence[NewDocument]) -> None:
+        n_passages = sum(len(item.spans) for item in items)
+        doc_ids = self._next_ids(conn, "documents_id_seq", len(items))
+        pids = iter(self._next_ids(conn, "passages_id_seq", n_passages))
+        docs: list[dict[str, object]] = []
+        passages: list[dict[str, object]] = []
+        for doc_id, item in zip(doc_ids, items, strict=True):
+            doc = item.document
+            docs.append({"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
+                         "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
+                         "source": doc.source})
+            for i, (span, vec) in enumerate(zip(item.spans, item.vectors, strict=True)):
+                passages.append({"id": next(pids), "document_id": doc_id, "ordinal": i, "start": span.start,
+                                 "end": span.end, "n_tokens": span.n_tokens, "text": doc.text[span.start : span.end],
+                                 "embedding": _vector_text(vec)})
+        conn.execute(
+            text("INSERT INTO documents (id, path, title, mtime, size, sha256, n_chars, metadata, source) "
+                 "VALUES (:id, :path, :title, :mtime, :size, :sha256, :n_chars, :metadata, :source)"),
+            docs,
+        )
+        if passages:
+            conn.execute(
+                text('INSERT INTO passages (id, document_id, ordinal, start, "end", n_tokens, text, embedding) '
+                     "VALUES (:id, :document_id, :ordinal, :start, :end, :n_tokens, :text, "
+                     "CAST(:embedding AS vector))"),
+                passages,
+            )
+
+    @staticmethod
+    def _next_ids(conn: Connection, sequence: str, n: int) -> list[int]:
+        if n == 0:
+            return []
+        rows = conn.execute(text(f"SELECT nextval('{sequence}') FROM generate_series(1, :n)"), {"n": n})
+        return sorted(int(r[0]) for r in rows)
+
+    def flush(self) -> None:
+        """Rebuild the BM25 index if passages were deleted since it was built (its statistics would still count
+        them), and fit the vector index to the table's size: HNSW above the threshold, none (exact) below half
+        of it."""
+        with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            stale = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _STALE_KEY}).scalar()
+            if stale and int(stale) > 0 and self.has_bm25:
+                self.compact(conn)
+            n = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
+            hnsw = self._has_index(conn, HNSW_INDEX)
+            change = self.policy.refit("ivf" if hnsw else "flat", n, 0)
+            if change == "ivf" and not hnsw:
+                conn.execute(text(f"CREATE INDEX {HNSW_INDEX} ON passages USING hnsw (embedding vector_ip_ops)"))
+            elif change == "flat" and hnsw:
+                conn.execute(text(f"DROP INDEX {HNSW_INDEX}"))
+
+    def compact(self, conn: Connection | None = None) -> None:
+        """Rebuild the BM25 index, so its corpus statistics count only the passages present."""
+        if conn is None:
+            with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as own:
+                self.compact(own)
+            return
+        conn.execute(text(f"REINDEX INDEX {BM25_INDEX}"))
+        conn.execute(text("DELETE FROM settings WHERE key = :k"), {"k": _STALE_KEY})
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[PostgresReader]:
+        with self.engine.connect() as conn, conn.begin():
+            yield PostgresReader(self, conn, flt)
+
+    def is_empty(self) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(text("SELECT 1 FROM passages LIMIT 1")).first() is None
+
+    def counts(self) -> tuple[int, int]:
+        with self.engine.connect() as conn:
+            docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
+            passages = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
+        return int(docs), int(passages)
+
+    def passage_documents(self) -> dict[int, str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id"))
+            return {int(pid): str(path) for pid, path in rows}
+
+    def vector_kind(self) -> str:
+        with self.engine.connect() as conn:
+            return "hnsw" if self._has_index(conn, HNSW_INDEX) else "flat"
+
+    def _has_index(self, conn: Connection, name: str) -> bool:
+        found = conn.execute(text("SELECT to_regclass(:i) IS NOT NULL"), {"i": f"{self.schema}.{name}"})
+        return bool(found.scalar_one())
+
+    def disk_bytes(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(
+                text("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                     "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = :s AND c.relkind = 'r'"),
+                {"s": self.schema},
+            ).scalar_one())
+
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors by passage id: float32 ``(d,)`` each."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT id, embedding::text FROM passages WHERE id = ANY(:ids)"),
+                                {"ids": list(ids)})
+            return {int(i): _parse_vector(v) for i, v in rows}
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self.write_engine.dispose()
+
+
+class PostgresReader(Reader):
+    """A read session: one connection, one transaction (so ``SET LOCAL`` settings last for it)."""
+
+    def __init__(self, stores: PostgresStores, conn: Connection, flt: Filter | None) -> None:
+        self.stores = stores
+        self.conn = conn
+        self.filtered = False
+        self.scope, self.params = "", {}
+        if flt is not None and not flt.empty:
+            sql, self.params = passages_sql(flt, dialect="postgresql")
+            self.scope, self.filtered = f" AND p.id IN ({sql})", True
+        self._ef = 0
+
+    def _tune(self, k: int) -> None:
+        ef = min(_MAX_EF, max(40, k))
+        if ef > self._ef:
+            self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
+            if self.filtered and self._ef == 0:
+                self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+            self._ef = ef
+
+    def _bm25(self) -> str:
+        if not self.stores.has_bm25:
+            raise ConfigError(_NO_BM25)
+        return f"to_bm25query(CAST(:q AS text), '{self.stores.schema}.{BM25_INDEX}')"
+
+    def lexical(self, query: str, k: int) -> Run:
+        bq = self._bm25()
+        query = " ".join(query_terms(query))
+        if not query:
+            return []
+        rows = self.conn.execute(
+            text(f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p WHERE (p.text <@> {bq}) < 0{self.scope} "
+                 f"ORDER BY p.text <@> {bq}, p.id LIMIT :k"),
+            {"q": query, "k": k, **self.params},
+        )
+        return [(int(i), float(s)) for i, s in rows]
+
+    def dense(self, qvec: np.ndarray, k: int) -> Run:
+        self._tune(k)
+        rows = self.conn.execute(
+            text(f"SELECT p.id, -(p.embedding <#> CAST(:v AS vector)) AS s FROM passages p WHERE TRUE{self.scope} "
+                 "ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k"),
+            {"v": _vector_text(qvec), "k": k, **self.params},
+        )
+        # HNSW's relaxed order may return near-ties out of order: the run is sorted as every run is.
+        return sorted(((int(i), float(s)) for i, s in rows), key=lambda x: (-x[1], x[0]))
+
+    def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
+        """One statement: the dense top ``k0`` (``dn``), the lexical top ``k0`` (``lt``), the BM25 of the dense
+        candidates (``ld``), and the cosine of every candidate. Every BM25 score comes from an ordered scan of the
+        BM25 index: pg_textsearch 1.0.0 scores ``<@>`` outside such a scan wrongly on a connection's repeated
+        statements (0 for every row on every other execution; tests/integration/test_postgres.py)."""
+        bq = self._bm25()
+        self._tune(k0)
+        terms = " ".join(query_terms(query))
+        rows = self.conn.execute(
+            text(
+                "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope
+                + " ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k0), "
+                f"lt AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
+                f"WHERE (p.text <@> {bq}) < 0{self.scope} ORDER BY p.text <@> {bq}, p.id LIMIT :k0), "
+                f"ld AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
+                f"WHERE (p.text <@> {bq}) < 0 AND p.id IN (SELECT id FROM dn) ORDER BY p.text <@> {bq} LIMIT :k0), "
+                "ids AS (SELECT id FROM dn UNION SELECT id FROM lt) "
+                "SELECT i.id, -(p.embedding <#> CAST(:v AS vector)), coalesce(lt.s, ld.s, 0) FROM ids i "
+                "JOIN passages p ON p.id = i.id LEFT JOIN lt ON lt.id = i.id LEFT JOIN ld ON ld.id = i.id"
+            ),
+            {"q": terms, "v": _vector_text(qvec), "k0": k0, **self.params},
+        )
+        dense: dict[int, float] = {}
+        lexical: dict[int, float] = {}
+        for pid, cos, bm25 in rows:
+            dense[int(pid)] = float(cos) if cos is not None else COSINE_MIN
+            lexical[int(pid)] = float(bm25)
+        return Candidates(query, dense, lexical)
+
+    def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            text('SELECT p.id, d.path, d.title, p.start, p."end", p.text, d.metadata FROM passages p '
+                 "JOIN documents d ON d.id = p.document_id WHERE p.id = ANY(:ids)"),
+            {"ids": list(ids)},
+        )
+        return {int(r[0]): PassageRecord(int(r[0]), r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows}
+
+
+def _reason(exc: DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc).splitlines()[0]

@@ -1,0 +1,269 @@
+"""The PostgreSQL backend against a real server (tests/pg_server.py): parity with the folder backend, real BM25,
+pgvector's traps, deletes, the writer lock, migrations and schemas."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from searchapp import Index, IndexConfig, IndexLockedError
+from searchapp.errors import ConfigError, IndexNotFoundError
+from tests.integration.test_texts_and_filters import FILTER_CASES, check_filters
+
+MODES = ("lexical", "dense", "hybrid")
+TEXTS = {
+    "keys": "Rotate the signing keys with the rotate command every quarter.",
+    "fruit": "Bananas are yellow. Apples are red or green, and pears are green.",
+    "db": "The database stores passages, their vectors and a lexical index.",
+    "net": "Networks route packets between hosts; routers forward the packets.",
+    "garden": "Water the tomatoes deeply twice a week in a dry summer.",
+    "locks": "A locksmith cuts keys and fits locks to doors.",
+}
+
+
+class RandomEncoder:
+    """Unit vectors drawn from a seed taken from the text: unrelated texts, spread over the sphere."""
+
+    dimension = 16
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        out = np.stack([
+            np.random.default_rng(int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little"))
+            .standard_normal(self.dimension) for t in texts
+        ]).astype(np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def write_corpus(root: Path) -> None:
+    root.mkdir()
+    for name, text in TEXTS.items():
+        (root / f"{name}.txt").write_text(text + "\n")
+
+
+def stored(ix: Index) -> dict[str, list[tuple[int, int, str]]]:
+    """Each document's passages as (start, end, text), by file name."""
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    hits = ix.search_batch(list(TEXTS.values()), k=50, mode="dense")
+    for h in (h for run in hits for h in run):
+        out.setdefault(Path(h.path).name, [])
+        if (h.start, h.end, h.text) not in out[Path(h.path).name]:
+            out[Path(h.path).name].append((h.start, h.end, h.text))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def test_a_missing_index_is_not_created_unless_asked(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(IndexNotFoundError, match="no index at postgresql"):
+        Index(pg_url, encoder=fake_encoder)
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        assert ix.stats().documents == 0 and ix.is_empty()
+    with Index(pg_url, encoder=fake_encoder) as ix:
+        assert ix.config.dimension == fake_encoder.dimension
+
+
+def test_parity_with_the_folder_backend(tmp_path: Path, pg_url: str) -> None:
+    write_corpus(tmp_path / "docs")
+    config = IndexConfig.from_flat(max_tokens=8)  # several passages a document
+    encoder = RandomEncoder()  # no ties between cosines, so the top 10 is one list
+    with Index(tmp_path / "ix", create=True, config=config, encoder=encoder) as folder, \
+            Index(pg_url, create=True, config=config, encoder=encoder) as pg:
+        for ix in (folder, pg):
+            summary = ix.ingest(tmp_path / "docs")
+            assert (summary.added, summary.failed) == (len(TEXTS), 0)
+        assert stored(pg) == stored(folder)
+        assert pg.stats().passages == folder.stats().passages > len(TEXTS)
+        folder_vecs = {pid: vec for pid, vec in zip(*folder.stores.vectors.vectors(), strict=True)}
+        pg_vecs = pg.stores.vectors_of(list(folder_vecs))
+        assert set(pg_vecs) == set(folder_vecs)  # the same ids, assigned in the same order
+        for pid, vec in folder_vecs.items():
+            np.testing.assert_allclose(pg_vecs[pid], vec, atol=1e-6)
+        for query in ("rotate the signing keys", "green apples", "packets between routers"):
+            a = [(h.passage_id, round(h.score, 5)) for h in folder.search(query, k=10, mode="dense")]
+            b = [(h.passage_id, round(h.score, 5)) for h in pg.search(query, k=10, mode="dense")]
+            assert a == b
+
+
+def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, float]:
+    """BM25 over the lexemes of the index's text configuration (English stemming, no stopwords), with k1 1.2,
+    b 0.75 and Lucene's idf ln(1 + (N - df + 0.5) / (df + 0.5)), computed here from to_tsvector's positions; the
+    query's terms are those the folder backend uses (store/lexical.py: query_terms)."""
+    cfg = f"{schema}.searchapp_english"
+    rows = conn.execute(sa.text(f"SELECT id, to_tsvector('{cfg}', text)::text FROM {schema}.passages")).all()
+    docs: dict[int, dict[str, int]] = {}
+    for pid, tsv in rows:
+        docs[pid] = {m.group(1): len(m.group(2).split(",")) for m in re.finditer(r"'([^']+)':([\d,A-D]+)", tsv)}
+    lengths = {pid: sum(tf.values()) for pid, tf in docs.items()}
+    avg = sum(lengths.values()) / len(lengths)
+    from searchapp.store.lexical import query_terms
+
+    terms = set(conn.execute(sa.text(f"SELECT unnest(tsvector_to_array(to_tsvector('{cfg}', :q)))"),
+                             {"q": " ".join(query_terms(query))}).scalars())
+    out: dict[int, float] = {}
+    for pid, tf in docs.items():
+        score = 0.0
+        for term in terms:
+            if term in tf:
+                df = sum(1 for d in docs.values() if term in d)
+                idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+                f = tf[term]
+                score += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * lengths[pid] / avg))
+        if score > 0:
+            out[pid] = score
+    return out
+
+
+def test_lexical_scores_are_real_bm25(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        schema = ix.stores.schema
+        for query in ("green apples and pears", "rotate keys", "packets", "the route of the packets"):
+            with ix.stores.write_engine.connect() as conn:
+                expected = _bm25_reference(conn, schema, query)
+            got = {h.passage_id: h.score for h in ix.search(query, k=20, mode="lexical")}
+            assert set(got) == set(expected)
+            for pid, score in expected.items():
+                assert got[pid] == pytest.approx(score, rel=1e-5)
+
+
+def test_scores_stay_right_over_repeated_queries_on_one_process(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # pg_textsearch 1.0.0: a backend that wrote to the table scored some later statements wrongly (no rows, or
+    # 0 for every row); the store never lets a query use a connection that wrote.
+    write_corpus(tmp_path / "docs")
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        first = {m: [(h.passage_id, h.lexical_score) for h in ix.search("rotate keys", k=5, mode=m)] for m in MODES}
+        assert first["lexical"] and first["hybrid"][0][1] > 0
+        for _ in range(8):
+            for mode in MODES:
+                again = ix.search("rotate keys", k=5, mode=mode)
+                assert [(h.passage_id, h.lexical_score) for h in again] == first[mode]
+
+
+def test_hybrid_candidates_carry_both_real_scores(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    write_corpus(tmp_path / "docs")
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        query = "rotate the keys of the locks"
+        qvec = fake_encoder.encode([query])[0]
+        with ix.stores.reader() as reader:
+            cands = reader.gather(query, qvec, 3)
+            lexical = dict(reader.lexical(query, 100))
+            dense = dict(reader.dense(qvec, 100))
+        assert set(cands.dense) == set(cands.lexical)
+        assert set(cands.dense) == {p for p, _ in sorted(dense.items(), key=lambda x: -x[1])[:3]} | set(
+            list(lexical)[:3])
+        for pid in cands.dense:
+            assert cands.dense[pid] == pytest.approx(dense[pid], abs=1e-6)
+            assert cands.lexical[pid] == pytest.approx(lexical.get(pid, 0.0), rel=1e-5)
+
+
+def test_hnsw_traps_k0_rows_and_narrow_filters(pg_url: str) -> None:
+    n = 2000
+    texts = [f"item {i}" for i in range(n)]
+    metas = [{"cat": "rare" if i % 50 == 0 else "common"} for i in range(n)]  # 2% rare
+    encoder = RandomEncoder()
+    config = IndexConfig(vector_index="ivf")  # approximate at any size: HNSW on PostgreSQL
+    with Index(pg_url, create=True, config=config, encoder=encoder) as ix:
+        ix.add_texts(texts, ids=[f"d{i}" for i in range(n)], metadatas=metas)
+        assert ix.stats().vector_index == "hnsw"
+        q = encoder.encode(["a query"])[0]
+        with ix.stores.engine.connect() as conn:  # the trap itself: the default ef_search caps LIMIT 100 at 40
+            raw = conn.execute(sa.text("SELECT id FROM passages ORDER BY embedding <#> CAST(:v AS vector) LIMIT 100"),
+                               {"v": "[" + ",".join(map(str, q.tolist())) + "]"}).all()
+            assert len(raw) == 40
+        with ix.stores.reader() as reader:
+            assert len(reader.dense(q, 100)) == 100
+            assert len(reader.gather("item", q, 100).dense) >= 100
+        hits = ix.search("a query", k=10, mode="dense", filters={"metadata": {"cat": "rare"}})
+        assert len(hits) == 10 and all(h.metadata["cat"] == "rare" for h in hits)
+        exact = sorted(((float(encoder.encode([t])[0] @ q), f"d{i}") for i, t in enumerate(texts) if i % 50 == 0),
+                       reverse=True)[:10]
+        assert [h.path for h in hits] == [d for _, d in exact]
+
+
+def test_removed_documents_never_come_back_and_bm25_statistics_stay_exact(  # type: ignore[no-untyped-def]
+    tmp_path: Path, pg_url: str, fake_encoder
+) -> None:
+    write_corpus(tmp_path / "docs")
+    fresh_url = pg_url.replace("schema=t_", "schema=f_")
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        (tmp_path / "docs" / "locks.txt").unlink()
+        (tmp_path / "docs" / "fruit.txt").unlink()
+        assert ix.ingest(tmp_path / "docs").removed == 2
+        for mode in MODES:
+            for query in ("locksmith keys", "green apples"):
+                assert not {Path(h.path).name for h in ix.search(query, k=10, mode=mode)} & {"locks.txt", "fruit.txt"}
+        after = {Path(h.path).name: h.score for h in ix.search("rotate keys doors", k=10, mode="lexical")}
+    with Index(fresh_url, create=True, encoder=fake_encoder) as fresh:  # the remaining files, never deleted
+        fresh.ingest(tmp_path / "docs")
+        expected = {Path(h.path).name: h.score for h in fresh.search("rotate keys doors", k=10, mode="lexical")}
+    assert after.keys() == expected.keys() and after
+    for name, score in expected.items():
+        assert after[name] == pytest.approx(score, rel=1e-6)
+
+
+def test_one_writer_at_a_time(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(pg_url, create=True, encoder=fake_encoder) as a, Index(pg_url, encoder=fake_encoder) as b:
+        with a.writing():
+            with pytest.raises(IndexLockedError, match="another process is writing"):
+                b.add_texts(["x"], ids=["x"])
+        assert b.add_texts(["x"], ids=["x"]).added == 1  # released
+
+
+def test_two_indexes_in_two_schemas_of_one_database(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    other = pg_url.replace("schema=t_", "schema=o_")
+    with Index(pg_url, create=True, encoder=fake_encoder) as a, Index(other, create=True, encoder=fake_encoder) as b:
+        a.add_texts(["apples and pears"], ids=["a1"])
+        b.add_texts(["keys and locks"], ids=["b1"])
+        assert [h.path for h in a.search("keys apples", mode="hybrid")] == ["a1"]
+        assert [h.path for h in b.search("keys apples", mode="hybrid")] == ["b1"]
+        with a.writing():  # a's lock does not lock b
+            assert b.add_texts(["more keys"], ids=["b2"]).added == 1
+
+
+def test_migrations_on_an_empty_schema_reach_head(pg_server) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.store import schema
+
+    engine = sa.create_engine(pg_server.url("searchapp_test"),
+                              connect_args={"options": "-csearch_path=m_empty,public"})
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE EXTENSION IF NOT EXISTS vector"))
+        conn.execute(sa.text("CREATE SCHEMA m_empty"))
+    schema.upgrade(engine)
+    assert schema.current_revision(engine) == schema.head_revision()
+    with engine.connect() as conn:
+        tables = set(conn.execute(sa.text(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'm_empty'")).scalars())
+        cols = set(conn.execute(sa.text(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'm_empty' "
+            "AND table_name = 'passages'")).scalars())
+    assert {"settings", "documents", "passages", "alembic_version"} <= tables
+    assert "embedding" in cols and "vector" not in cols
+    engine.dispose()
+
+
+def test_without_pg_textsearch_lexical_is_a_clear_error_and_dense_works(pg_server, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    pg_server.create_database("no_bm25")  # a database of its own: dropping the extension drops its indexes
+    pg_url = pg_server.url("no_bm25") + "&schema=ix"
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.add_texts(list(TEXTS.values()), ids=list(TEXTS))
+        with ix.stores.write_engine.begin() as conn:
+            conn.execute(sa.text("DROP EXTENSION pg_textsearch CASCADE"))
+    with Index(pg_url, encoder=fake_encoder) as ix:
+        for mode in ("lexical", "hybrid"):
+            with pytest.raises(ConfigError, match="pg_textsearch"):
+                ix.search("rotate keys", mode=mode)
+        assert ix.search("rotate keys", mode="dense")[0].path == "keys"
+
+
+@pytest.mark.parametrize(("filters", "expected"), FILTER_CASES)
+def test_filters_restrict_every_mode(pg_url: str, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        check_filters(ix, filters, expected)
