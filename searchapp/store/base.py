@@ -47,6 +47,8 @@ class Stores(ABC):
 
     # When the vector index is exact and when approximate; the index sets it once its settings are read.
     policy: VectorPolicy
+    # The backend's name, as ``status`` shows it.
+    backend: str
 
     # -- settings ------------------------------------------------------------------------------------------
 

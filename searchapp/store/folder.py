@@ -41,6 +41,8 @@ class FolderStores(Stores):
     """The stores of an index folder. ``dimension`` is asked for when the vectors are first loaded (it may load
     the model); ``read_only`` never writes a file, not even a rebuilt vector file."""
 
+    backend = "folder"
+
     def __init__(
         self,
         folder: Path,

@@ -46,8 +46,10 @@ DEFAULT_SCHEMA = "searchapp"
 BM25_INDEX = "passages_bm25"
 TEXT_CONFIG = "searchapp_english"
 HNSW_INDEX = "passages_hnsw"
-# A settings row (not an IndexConfig setting): passages deleted since the BM25 index was last rebuilt.
+# Settings rows (not IndexConfig settings): passages deleted since the BM25 index was last rebuilt, and how
+# many times it has been rebuilt.
 _STALE_KEY = "bm25_deleted_passages"
+_GENERATION_KEY = "bm25_generation"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _NO_BM25 = (
     "lexical and hybrid ranking on PostgreSQL need the pg_textsearch extension (PostgreSQL 17 or 18, with "
@@ -94,6 +96,8 @@ class PostgresStores(Stores):
     ``create``: make the schema (and the extensions, if missing) when it holds no index yet; otherwise a missing
     index raises ``IndexNotFoundError``. ``dimension`` is asked for when the vector column is first typed.
     """
+
+    backend = "postgresql"
 
     def __init__(
         self,
@@ -209,7 +213,8 @@ class PostgresStores(Stores):
 
     def settings(self) -> dict[str, str]:
         with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT key, value FROM settings WHERE key <> :stale"), {"stale": _STALE_KEY})
+            rows = conn.execute(text("SELECT key, value FROM settings WHERE key NOT IN (:stale, :gen)"),
+                                {"stale": _STALE_KEY, "gen": _GENERATION_KEY})
             return {k: v for k, v in rows}
 
     def put_settings(self, rows: Mapping[str, str]) -> None:
@@ -359,13 +364,35 @@ class PostgresStores(Stores):
             return
         conn.execute(text(f"REINDEX INDEX {BM25_INDEX}"))
         conn.execute(text("DELETE FROM settings WHERE key = :k"), {"k": _STALE_KEY})
+        # Readers in every process recycle connections that predate the rebuild (see reader()).
+        conn.execute(
+            text("INSERT INTO settings (key, value) VALUES (:k, '1') ON CONFLICT (key) DO UPDATE "
+                 "SET value = (CAST(settings.value AS bigint) + 1)::text"),
+            {"k": _GENERATION_KEY},
+        )
 
     # -- reading -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[PostgresReader]:
-        with self.engine.connect() as conn, conn.begin():
+        with self._fresh_connection() as conn, conn.begin():
             yield PostgresReader(self, conn, flt)
+
+    def _fresh_connection(self) -> Connection:
+        """A pooled connection opened after the BM25 index's last rebuild: a pg_textsearch 1.0.0 backend keeps
+        the corpus statistics it saw before another session's REINDEX (its scores then differ from every newer
+        backend's; tests/integration/test_postgres.py), so one that predates a rebuild is replaced."""
+        conn = self.engine.connect()
+        generation = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _GENERATION_KEY}).scalar()
+        conn.rollback()
+        info = conn.connection.info
+        if info.setdefault("bm25_generation", generation) != generation:
+            conn.invalidate()
+            conn.close()
+            self.engine.dispose()  # the idle ones predate it too; those in use are checked when next taken
+            conn = self.engine.connect()
+            conn.connection.info["bm25_generation"] = generation
+        return conn
 
     def is_empty(self) -> bool:
         with self.engine.connect() as conn:

@@ -267,3 +267,31 @@ def test_without_pg_textsearch_lexical_is_a_clear_error_and_dense_works(pg_serve
 def test_filters_restrict_every_mode(pg_url: str, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
     with Index(pg_url, create=True, encoder=fake_encoder) as ix:
         check_filters(ix, filters, expected)
+
+
+def test_a_long_lived_reader_sees_the_statistics_of_another_process_rebuild(  # type: ignore[no-untyped-def]
+    tmp_path: Path, pg_url: str, fake_encoder
+) -> None:
+    # pg_textsearch 1.0.0 backends keep the corpus statistics they saw before another session's REINDEX: a
+    # serving process's pooled connections must not answer with them after a writer elsewhere removed documents.
+    write_corpus(tmp_path / "docs")
+    fresh_url = pg_url.replace("schema=t_", "schema=r_")
+    with Index(pg_url, create=True, encoder=fake_encoder) as writer:
+        writer.ingest(tmp_path / "docs")
+    with Index(pg_url, encoder=fake_encoder) as reader:
+        for _ in range(3):  # warm several pooled connections
+            reader.search("rotate keys doors", k=10, mode="lexical")
+        (tmp_path / "docs" / "fruit.txt").unlink()
+        (tmp_path / "docs" / "net.txt").unlink()
+        with Index(pg_url, encoder=fake_encoder) as writer:  # another process, for the reader
+            writer.ingest(tmp_path / "docs")
+        got = [{Path(h.path).name: h.score for h in reader.search("rotate keys doors", k=10, mode=mode)}
+               for mode in ("lexical", "hybrid")]
+    with Index(fresh_url, create=True, encoder=fake_encoder) as fresh:
+        fresh.ingest(tmp_path / "docs")
+        expected = [{Path(h.path).name: h.score for h in fresh.search("rotate keys doors", k=10, mode=mode)}
+                    for mode in ("lexical", "hybrid")]
+    assert got[0].keys() == expected[0].keys()
+    for name, score in expected[0].items():
+        assert got[0][name] == pytest.approx(score, rel=1e-6)
+    assert list(got[1]) == list(expected[1])
