@@ -11,7 +11,9 @@ connection = config.attributes.get("connection")
 
 def _run(conn: object) -> None:
     # render_as_batch: SQLite alters tables by copy-and-move; batch mode makes later migrations work there.
-    context.configure(connection=conn, render_as_batch=True)
+    # version_table_schema: an index in a PostgreSQL schema keeps its revision there.
+    context.configure(connection=conn, render_as_batch=True,
+                      version_table_schema=config.attributes.get("version_table_schema"))
     with context.begin_transaction():
         context.run_migrations()
 

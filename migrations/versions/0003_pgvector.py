@@ -1,4 +1,4 @@
-"""PostgreSQL: passages.embedding (pgvector) in place of the vector bytes; 64-bit sizes. SQLite: unchanged.
+"""PostgreSQL: passages.embedding (pgvector) in place of the vector bytes; 64-bit ids and sizes. SQLite: unchanged.
 
 Revision ID: 0003
 Revises: 0002
@@ -23,6 +23,11 @@ def upgrade() -> None:
     op.drop_column("passages", "vector")
     op.execute("ALTER TABLE passages ADD COLUMN embedding vector")
     op.alter_column("documents", "size", type_=sa.BigInteger())
+    # Ids are never reused (the key FAISS, FTS5 and pgvector rows share): 64 bits, as SQLite's are.
+    for table, column in (("documents", "id"), ("passages", "id"), ("passages", "document_id")):
+        op.alter_column(table, column, type_=sa.BigInteger())
+    for sequence in ("documents_id_seq", "passages_id_seq"):
+        op.execute(f"ALTER SEQUENCE {sequence} AS bigint")
 
 
 def downgrade() -> None:

@@ -221,5 +221,5 @@ class Ingest:
         self.summary.passages_embedded += len(texts)
         self.pending, self.pending_passages = [], 0
         if time.monotonic() - self.last_save > SAVE_EVERY_S:
-            self.stores.flush()
+            self.stores.flush(final=False)
             self.last_save = time.monotonic()

@@ -91,8 +91,9 @@ class Stores(ABC):
         see all of it or none of it."""
 
     @abstractmethod
-    def flush(self) -> None:
-        """Make what was written durable everywhere (a writer calls it at the end, and now and then)."""
+    def flush(self, final: bool = True) -> None:
+        """Make what was written durable everywhere: at the end of a write session (``final``), and now and then
+        during a long one (``final=False``: cheap upkeep only)."""
 
     # -- reading -------------------------------------------------------------------------------------------
 

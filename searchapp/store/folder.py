@@ -161,9 +161,9 @@ class FolderStores(Stores):
         elif change == "ivf":
             self._rebuild(store, n)
 
-    def flush(self) -> None:
+    def flush(self, final: bool = True) -> None:
         """Persist the vector file if it changed (the caller holds the write lock), its kind first fitted to its
-        size."""
+        size; the same now and then (other processes find the file current) as at the end."""
         if self._vectors is not None and self._vectors.dirty:
             self._fit(self._vectors)
             self._vectors.save()

@@ -9,13 +9,12 @@ from pathlib import Path
 from searchapp.store.base import Stores
 from searchapp.store.vector_policy import VectorPolicy
 
-POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg")
-
 
 def is_postgres(location: str) -> bool:
-    """Whether ``location`` names a PostgreSQL database rather than a folder."""
+    """Whether ``location`` names a PostgreSQL database rather than a folder: ``postgres://``, ``postgresql://``
+    or ``postgresql+DRIVER://`` (the store always connects with psycopg)."""
     scheme, sep, _ = location.partition("://")
-    return bool(sep) and scheme in POSTGRES_SCHEMES
+    return bool(sep) and scheme.split("+")[0] in ("postgres", "postgresql")
 
 
 def display(location: str) -> str:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -50,7 +50,11 @@ HNSW_INDEX = "passages_hnsw"
 # many times it has been rebuilt.
 _STALE_KEY = "bm25_deleted_passages"
 _GENERATION_KEY = "bm25_generation"
-_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_NO_BM25_INDEX = (
+    "lexical and hybrid ranking on PostgreSQL need the index's BM25 index (passages_bm25), which is missing: open "
+    "the index once for writing (any ingest) to build it; dense queries work without it"
+)
 _NO_BM25 = (
     "lexical and hybrid ranking on PostgreSQL need the pg_textsearch extension (PostgreSQL 17 or 18, with "
     "shared_preload_libraries = 'pg_textsearch', then CREATE EXTENSION pg_textsearch): it is not installed in "
@@ -61,16 +65,32 @@ _MAX_EF = 1000
 
 
 def parse_location(location: str) -> tuple[URL, str]:
-    """The SQLAlchemy URL (driver psycopg) and the index's schema (``?schema=NAME``, default ``searchapp``)."""
+    """The SQLAlchemy URL (driver psycopg, whatever driver the URL names) and the index's schema
+    (``?schema=NAME``, default ``searchapp``)."""
     try:
         url = make_url(location)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises a plain ArgumentError on any malformed URL
         raise ConfigError(f"{location!r} is not a database URL: {exc}") from exc
     query = dict(url.query)
     schema = str(query.pop("schema", DEFAULT_SCHEMA))
-    if not _SCHEMA_NAME.match(schema):
-        raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63)")
+    if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_"):
+        raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63), not starting "
+                          "with pg_")
+    query.pop("pool_size", None)  # read by the store itself (pool_size_of)
     return url.set(drivername="postgresql+psycopg", query=query), schema
+
+
+def pool_size_of(location: str) -> int:
+    """Pooled connections a process keeps for queries (``?pool_size=N``, default 8); up to twice as many are
+    opened under load. Mind the server's ``max_connections`` when running many processes."""
+    raw = make_url(location).query.get("pool_size", "8")
+    try:
+        size = int(str(raw))
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise ConfigError(f"pool_size {raw!r}: give a whole number of at least 1")
+    return size
 
 
 def display_location(location: str) -> str:
@@ -114,26 +134,29 @@ class PostgresStores(Stores):
         self._dimension = dimension
         self._made_schema = False
         self._mutex = threading.Lock()
+        self.q = f'"{self.schema}"'  # the schema as a quoted identifier (a reserved word is a valid name)
+        # Advisory locks are per database already: the schema names the index within it.
+        self.lock_key = int.from_bytes(hashlib.sha256(f"searchapp:{self.schema}".encode()).digest()[:8], "big",
+                                       signed=True)
         try:
             import psycopg  # noqa: F401 - only to say what is missing before SQLAlchemy does
         except ImportError as exc:
             raise ConfigError("PostgreSQL indexes need the postgres extra: pip install 'searchapp[postgres]'") from exc
         # Every connection resolves our tables in this index's schema, the extensions' in public.
-        options = {"options": f"-csearch_path={self.schema},public"}
-        self.engine: Engine = create_engine(self.url, connect_args=options, pool_size=8, max_overflow=64,
+        options = {"options": f'-csearch_path="{self.schema}",public'}
+        size = pool_size_of(location)
+        self.engine: Engine = create_engine(self.url, connect_args=options, pool_size=size, max_overflow=size,
                                             pool_pre_ping=True)
         # Writes (and DDL) get a connection of their own, closed after use, never one a query will reuse: a
         # pg_textsearch 1.0.0 backend that has written to a BM25-indexed table scores later queries wrongly (no
         # rows, or 0 for every row, on some of its statements; tests/integration/test_postgres.py).
         self.write_engine: Engine = create_engine(self.url, connect_args=options, poolclass=NullPool)
+        event.listen(self.engine, "connect", self._tag_connection)
         try:
             self._open(create)
         except BaseException:
             self.close()
             raise
-        self.lock_key = int.from_bytes(
-            hashlib.sha256(f"searchapp:{self.url.database}:{self.schema}".encode()).digest()[:8], "big", signed=True
-        )
 
     # -- opening ---------------------------------------------------------------------------------------------
 
@@ -141,7 +164,7 @@ class PostgresStores(Stores):
         try:
             with self.engine.connect() as conn:
                 exists = conn.execute(
-                    text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.schema}.settings"}
+                    text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
                 has_rows = exists and conn.execute(text("SELECT count(*) FROM settings")).scalar_one() > 0
         except OperationalError as exc:
@@ -153,7 +176,7 @@ class PostgresStores(Stores):
                 )
             self._create()
         try:
-            migrations.upgrade(self.write_engine)
+            migrations.upgrade(self.write_engine, version_schema=self.schema)
         except DBAPIError as exc:
             raise SchemaError(f"{self.location}: cannot open the index schema: {_reason(exc)}") from exc
         with self.write_engine.begin() as conn:
@@ -176,21 +199,32 @@ class PostgresStores(Stores):
             conn.execute(text("CREATE EXTENSION IF NOT EXISTS pg_textsearch SCHEMA public"))
 
     def _ensure_bm25(self, conn: Connection) -> bool:
-        """Whether the BM25 index exists, making it where the extension is installed and it is missing."""
+        """Whether the BM25 index exists, making it where the extension is installed and it is missing (under
+        the index's lock for this transaction, so two processes opening it at once do not race)."""
         if self._has_index(conn, BM25_INDEX):
             return True
         installed = conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch'")).first()
         if installed is None or self.read_only:
             return False
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self.lock_key})
+        if self._has_index(conn, BM25_INDEX):
+            return True
+        q, cfg = self.q, TEXT_CONFIG
         # English stemming without the stopword list, as the folder backend's FTS5 index does: every word counts
-        # in a passage's length, and the query side drops the same short stopword list in both backends.
-        conn.execute(text(f"CREATE TEXT SEARCH DICTIONARY {self.schema}.{TEXT_CONFIG}_stem "
-                          "(TEMPLATE = snowball, Language = english)"))
-        conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {self.schema}.{TEXT_CONFIG} (COPY = pg_catalog.english)"))
-        conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {self.schema}.{TEXT_CONFIG} "
-                          f"ALTER MAPPING REPLACE english_stem WITH {self.schema}.{TEXT_CONFIG}_stem"))
+        # in a passage's length, and the query side drops the same short stopword list in both backends. (They
+        # may outlive the index: dropping the extension drops the index only.)
+        if conn.execute(text("SELECT 1 FROM pg_ts_dict d JOIN pg_namespace n ON n.oid = d.dictnamespace "
+                             "WHERE n.nspname = :s AND d.dictname = :d"), {"s": self.schema, "d": cfg + "_stem"}
+                        ).first() is None:
+            conn.execute(text(f"CREATE TEXT SEARCH DICTIONARY {q}.{cfg}_stem "
+                              "(TEMPLATE = snowball, Language = english)"))
+        if conn.execute(text("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace "
+                             "WHERE n.nspname = :s AND c.cfgname = :c"), {"s": self.schema, "c": cfg}).first() is None:
+            conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {q}.{cfg} (COPY = pg_catalog.english)"))
+            conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {q}.{cfg} ALTER MAPPING REPLACE english_stem WITH "
+                              f"{q}.{cfg}_stem"))
         conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(text) "
-                          f"WITH (text_config='{self.schema}.{TEXT_CONFIG}')"))
+                          f"WITH (text_config='{q}.{cfg}')"))
         return True
 
     def discard(self) -> None:
@@ -237,7 +271,14 @@ class PostgresStores(Stores):
         try:
             with self._advisory_lock():
                 self._type_vectors()
-                yield
+                try:
+                    yield
+                except BaseException:
+                    # A failed write can still have moved the BM25 statistics (rolled-back rows count there):
+                    # rebuild before the lock goes, without hiding the failure.
+                    with contextlib.suppress(Exception):
+                        self._rebuild_if_stale()
+                    raise
         finally:
             self._mutex.release()
 
@@ -251,7 +292,9 @@ class PostgresStores(Stores):
             try:
                 yield
             finally:
-                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self.lock_key})
+                # A session that died took its lock with it; its error must not hide the one that ended the block.
+                with contextlib.suppress(DBAPIError):
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self.lock_key})
         finally:
             conn.close()
 
@@ -261,7 +304,7 @@ class PostgresStores(Stores):
             typed = conn.execute(
                 text("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                      "WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"),
-                {"t": f"{self.schema}.passages"},
+                {"t": f"{self.q}.passages"},
             ).scalar_one()
             if typed == "vector":
                 conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({int(self._dimension())})"))
@@ -290,6 +333,22 @@ class PostgresStores(Stores):
             )
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
+        try:
+            self._write(remove, add)
+        except BaseException:
+            if add:  # pg_textsearch counted the rolled-back rows: the statistics need a rebuild
+                with contextlib.suppress(Exception), self.write_engine.begin() as conn:
+                    self._count_stale(conn, sum(len(item.spans) for item in add))
+            raise
+
+    def _count_stale(self, conn: Connection, n: int) -> None:
+        conn.execute(
+            text("INSERT INTO settings (key, value) VALUES (:k, :n) ON CONFLICT (key) DO UPDATE "
+                 "SET value = (CAST(settings.value AS bigint) + CAST(:n AS bigint))::text"),
+            {"k": _STALE_KEY, "n": str(n)},
+        )
+
+    def _write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         with self._begin() as conn:
             if remove:
                 gone = conn.execute(
@@ -297,11 +356,7 @@ class PostgresStores(Stores):
                 ).scalar_one()
                 conn.execute(text("DELETE FROM documents WHERE id = ANY(:ids)"), {"ids": list(remove)})
                 if gone:
-                    conn.execute(
-                        text("INSERT INTO settings (key, value) VALUES (:k, :n) ON CONFLICT (key) DO UPDATE "
-                             "SET value = (CAST(settings.value AS bigint) + CAST(:n AS bigint))::text"),
-                        {"k": _STALE_KEY, "n": str(gone)},
-                    )
+                    self._count_stale(conn, gone)
             if add:
                 self._add(conn, add)
 
@@ -340,14 +395,15 @@ class PostgresStores(Stores):
         rows = conn.execute(text(f"SELECT nextval('{sequence}') FROM generate_series(1, :n)"), {"n": n})
         return sorted(int(r[0]) for r in rows)
 
-    def flush(self) -> None:
-        """Rebuild the BM25 index if passages were deleted since it was built (its statistics would still count
-        them), and fit the vector index to the table's size: HNSW above the threshold, none (exact) below half
-        of it."""
+    def flush(self, final: bool = True) -> None:
+        """At the end of a write session (``final``): rebuild the BM25 index if passages were deleted since it
+        was built (its statistics would still count them), and fit the vector index to the table's size: HNSW
+        above the threshold (so a first load builds it after loading), none (exact) below half of it. Nothing in
+        the middle of a session: every row is committed already."""
+        if not final:
+            return
+        self._rebuild_if_stale()
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            stale = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _STALE_KEY}).scalar()
-            if stale and int(stale) > 0 and self.has_bm25:
-                self.compact(conn)
             n = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
             hnsw = self._has_index(conn, HNSW_INDEX)
             change = self.policy.refit("ivf" if hnsw else "flat", n, 0)
@@ -356,20 +412,25 @@ class PostgresStores(Stores):
             elif change == "flat" and hnsw:
                 conn.execute(text(f"DROP INDEX {HNSW_INDEX}"))
 
-    def compact(self, conn: Connection | None = None) -> None:
-        """Rebuild the BM25 index, so its corpus statistics count only the passages present."""
-        if conn is None:
-            with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as own:
-                self.compact(own)
-            return
-        conn.execute(text(f"REINDEX INDEX {BM25_INDEX}"))
-        conn.execute(text("DELETE FROM settings WHERE key = :k"), {"k": _STALE_KEY})
-        # Readers in every process recycle connections that predate the rebuild (see reader()).
-        conn.execute(
-            text("INSERT INTO settings (key, value) VALUES (:k, '1') ON CONFLICT (key) DO UPDATE "
-                 "SET value = (CAST(settings.value AS bigint) + 1)::text"),
-            {"k": _GENERATION_KEY},
-        )
+    def _rebuild_if_stale(self) -> None:
+        with self.write_engine.connect() as conn:
+            stale = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _STALE_KEY}).scalar()
+        if stale and int(stale) > 0 and self.has_bm25:
+            self.compact()
+
+    def compact(self) -> None:
+        """Rebuild the BM25 index, so its corpus statistics count only the passages present. Concurrently:
+        queries go on meanwhile, with the old statistics until it is done."""
+        with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f"REINDEX INDEX CONCURRENTLY {BM25_INDEX}"))
+        with self.write_engine.begin() as conn:
+            conn.execute(text("DELETE FROM settings WHERE key = :k"), {"k": _STALE_KEY})
+            # Readers in every process replace connections that predate the rebuild (see _fresh_connection).
+            conn.execute(
+                text("INSERT INTO settings (key, value) VALUES (:k, '1') ON CONFLICT (key) DO UPDATE "
+                     "SET value = (CAST(settings.value AS bigint) + 1)::text"),
+                {"k": _GENERATION_KEY},
+            )
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -378,21 +439,39 @@ class PostgresStores(Stores):
         with self._fresh_connection() as conn, conn.begin():
             yield PostgresReader(self, conn, flt)
 
+    @staticmethod
+    def _tag_connection(dbapi_conn: Any, record: Any) -> None:
+        """On connect: remember which BM25 rebuild the new backend started after."""
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute("SELECT value FROM settings WHERE key = %s", (_GENERATION_KEY,))
+            row = cur.fetchone()
+            record.info["bm25_generation"] = row[0] if row else None
+        except Exception:  # noqa: BLE001 - no settings table yet (an index being created): nothing to compare
+            record.info["bm25_generation"] = None
+        finally:
+            cur.close()
+            dbapi_conn.rollback()
+
     def _fresh_connection(self) -> Connection:
         """A pooled connection opened after the BM25 index's last rebuild: a pg_textsearch 1.0.0 backend keeps
         the corpus statistics it saw before another session's REINDEX (its scores then differ from every newer
         backend's; tests/integration/test_postgres.py), so one that predates a rebuild is replaced."""
-        conn = self.engine.connect()
-        generation = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _GENERATION_KEY}).scalar()
-        conn.rollback()
-        info = conn.connection.info
-        if info.setdefault("bm25_generation", generation) != generation:
-            conn.invalidate()
-            conn.close()
-            self.engine.dispose()  # the idle ones predate it too; those in use are checked when next taken
+        for _ in range(2 * self.engine.pool.size() + 2):  # type: ignore[attr-defined]
             conn = self.engine.connect()
-            conn.connection.info["bm25_generation"] = generation
-        return conn
+            try:
+                generation = conn.execute(
+                    text("SELECT value FROM settings WHERE key = :k"), {"k": _GENERATION_KEY}
+                ).scalar()
+                conn.rollback()
+            except BaseException:
+                conn.close()
+                raise
+            if conn.connection.info.get("bm25_generation") == generation:
+                return conn
+            conn.invalidate()  # its backend predates the rebuild: closed, never pooled again
+            conn.close()
+        raise StorageError(f"{self.location}: no connection opened after the last BM25 rebuild could be had")
 
     def is_empty(self) -> bool:
         with self.engine.connect() as conn:
@@ -414,7 +493,7 @@ class PostgresStores(Stores):
             return "hnsw" if self._has_index(conn, HNSW_INDEX) else "flat"
 
     def _has_index(self, conn: Connection, name: str) -> bool:
-        found = conn.execute(text("SELECT to_regclass(:i) IS NOT NULL"), {"i": f"{self.schema}.{name}"})
+        found = conn.execute(text("SELECT to_regclass(:i) IS NOT NULL"), {"i": f"{self.q}.{name}"})
         return bool(found.scalar_one())
 
     def disk_bytes(self) -> int:
@@ -454,20 +533,24 @@ class PostgresReader(Reader):
         ef = min(_MAX_EF, max(40, k))
         if ef > self._ef:
             self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
-            if self.filtered and self._ef == 0:
+            # A filter, or more rows than ef_search may be, would otherwise end the scan short of k.
+            if (self.filtered or k > _MAX_EF) and self._ef == 0:
                 self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
             self._ef = ef
 
     def _bm25(self) -> str:
         if not self.stores.has_bm25:
-            raise ConfigError(_NO_BM25)
+            self.stores.has_bm25 = self.stores._has_index(self.conn, BM25_INDEX)  # made since this store opened?
+        if not self.stores.has_bm25:
+            installed = self.conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch'")).first()
+            raise ConfigError(_NO_BM25 if installed is None else _NO_BM25_INDEX)
         return f"to_bm25query(CAST(:q AS text), '{self.stores.schema}.{BM25_INDEX}')"
 
     def lexical(self, query: str, k: int) -> Run:
-        bq = self._bm25()
         query = " ".join(query_terms(query))
-        if not query:
+        if not query:  # nothing to match (punctuation only), as in a folder index
             return []
+        bq = self._bm25()
         rows = self.conn.execute(
             text(f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p WHERE (p.text <@> {bq}) < 0{self.scope} "
                  f"ORDER BY p.text <@> {bq}, p.id LIMIT :k"),
@@ -486,13 +569,19 @@ class PostgresReader(Reader):
         return sorted(((int(i), float(s)) for i, s in rows), key=lambda x: (-x[1], x[0]))
 
     def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
+        terms = " ".join(query_terms(query))
+        if not terms:  # no term to match: the dense side's candidates, each with BM25 0
+            dense = dict(self.dense(qvec, k0))
+            return Candidates(query, dense, dict.fromkeys(dense, 0.0))
+        return self._gather(query, terms, qvec, k0)
+
+    def _gather(self, query: str, terms: str, qvec: np.ndarray, k0: int) -> Candidates:
         """One statement: the dense top ``k0`` (``dn``), the lexical top ``k0`` (``lt``), the BM25 of the dense
         candidates (``ld``), and the cosine of every candidate. Every BM25 score comes from an ordered scan of the
         BM25 index: pg_textsearch 1.0.0 scores ``<@>`` outside such a scan wrongly on a connection's repeated
         statements (0 for every row on every other execution; tests/integration/test_postgres.py)."""
         bq = self._bm25()
         self._tune(k0)
-        terms = " ".join(query_terms(query))
         rows = self.conn.execute(
             text(
                 "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope

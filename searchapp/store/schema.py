@@ -46,13 +46,14 @@ def make_engine(db_path: Path) -> Engine:
     return engine
 
 
-def _alembic_config(connection: Any = None) -> Any:
+def _alembic_config(connection: Any = None, version_schema: str | None = None) -> Any:
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     if connection is not None:
         cfg.attributes["connection"] = connection
+    cfg.attributes["version_table_schema"] = version_schema
     return cfg
 
 
@@ -66,21 +67,25 @@ def head_revision() -> str:
     return head
 
 
-def current_revision(engine: Engine) -> str | None:
-    """The schema revision stored in the database, ``None`` for an empty database."""
+def current_revision(engine: Engine, version_schema: str | None = None) -> str | None:
+    """The schema revision stored in the database (in ``version_schema``'s ``alembic_version``, for an index
+    that is a PostgreSQL schema), ``None`` for an empty one."""
     from alembic.runtime.migration import MigrationContext
 
     with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        opts = {"version_table_schema": version_schema} if version_schema else {}
+        return MigrationContext.configure(conn, opts=opts).get_current_revision()
 
 
-def upgrade(engine: Engine, target: str = "head") -> None:
-    """Bring the schema to ``target``; refuse a database written by a newer version."""
+def upgrade(engine: Engine, target: str = "head", version_schema: str | None = None) -> None:
+    """Bring the schema to ``target``; refuse a database written by a newer version. ``version_schema``: where
+    the revision is kept (an index in a PostgreSQL schema keeps it there, never in another app's table on the
+    search path)."""
     from alembic import command
     from alembic.script import ScriptDirectory
 
     script = ScriptDirectory.from_config(_alembic_config())
-    current = current_revision(engine)
+    current = current_revision(engine, version_schema)
     known = {rev.revision for rev in script.walk_revisions()}
     if current is not None and current not in known:
         raise SchemaError(
@@ -90,4 +95,4 @@ def upgrade(engine: Engine, target: str = "head") -> None:
     if target == "head" and current == script.get_current_head():
         return
     with engine.begin() as conn:
-        command.upgrade(_alembic_config(conn), target)
+        command.upgrade(_alembic_config(conn, version_schema), target)

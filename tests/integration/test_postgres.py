@@ -295,3 +295,35 @@ def test_a_long_lived_reader_sees_the_statistics_of_another_process_rebuild(  # 
     for name, score in expected[0].items():
         assert got[0][name] == pytest.approx(score, rel=1e-6)
     assert list(got[1]) == list(expected[1])
+
+
+def test_a_reserved_word_is_a_schema_name_like_any_other(pg_server, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    url = pg_server.url("searchapp_test") + "&schema=order"
+    with Index(url, create=True, encoder=fake_encoder) as ix:
+        ix.add_texts(list(TEXTS.values()), ids=list(TEXTS))
+        for mode in MODES:
+            assert ix.search("rotate the keys", k=1, mode=mode)[0].path == "keys"
+
+
+def test_locations_and_their_errors(pg_server) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.store.locate import is_postgres
+
+    assert is_postgres("postgres://u@h/db") and is_postgres("postgresql+psycopg2://u@h/db")
+    assert not is_postgres("./postgres") and not is_postgres("docs")
+    for bad in ("schema=abc%0A", "schema=pg_catalog", "schema=Upper", "pool_size=0"):
+        with pytest.raises(ConfigError):
+            Index(pg_server.url("searchapp_test") + "&" + bad, create=True)
+
+
+def test_queries_without_a_term_and_narrow_lexical_filters(pg_url: str) -> None:
+    n = 2000
+    texts = [f"common words here, entry {i}" + (" zebra stripes" if i % 50 == 0 else "") for i in range(n)]
+    metas = [{"cat": "rare" if i % 50 == 0 else "common"} for i in range(n)]
+    with Index(pg_url, create=True, encoder=RandomEncoder()) as ix:
+        ix.add_texts(texts, ids=[f"d{i}" for i in range(n)], metadatas=metas)
+        assert ix.search("?!", mode="lexical") == []  # no term: nothing to match, as in a folder index
+        assert len(ix.search("?!", k=5, mode="hybrid")) == 5  # the dense side's candidates
+        hits = ix.search("common words", k=10, mode="lexical", filters={"metadata": {"cat": "rare"}})
+        assert len(hits) == 10 and all(h.metadata["cat"] == "rare" for h in hits)
+        hits = ix.search("common words", k=10, mode="hybrid", filters={"metadata": {"cat": "rare"}})
+        assert len(hits) == 10 and all(h.lexical_score and h.lexical_score > 0 for h in hits)

@@ -100,7 +100,9 @@ def test_two_serving_replicas_over_one_database(pg_url: str) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     cli = [sys.executable, "-m", "searchapp", "serve", "--index", pg_url]
     ports = [free_port(), free_port()]
-    with Index.open_or_create(pg_url):  # created once (the real model gives the dimension), then served twice
+    # Created once (the real model gives the dimension), then served twice; fp32 stored, so both replicas embed
+    # queries alike ("auto" is decided per process, by a timing).
+    with Index.open_or_create(pg_url, precision="fp32"):
         pass
     procs = [subprocess.Popen([*cli, "--port", str(p)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               env=env) for p in ports]
