@@ -1,12 +1,15 @@
 """Whole-ingest throughput against the raw fp32 forward pass of the same passages in the same batches.
 
     .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16] [--json]
+    unshare --net sh -c 'ip link set lo up && .venv/bin/python benchmarks/ingest.py --precision fp32 --workers ray'
 
 Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a
 fresh index (model loaded and warmed beforehand; everything else timed: walk, load, split, encode, SQLite,
 FTS5, FAISS), then runs the raw forward pass alone, fp32, on the passages the ingest stored, grouped and
 length-sorted exactly as the ingest batches them. Prints passages/s of each and the ratio of the ingest to the
-raw fp32 forward pass, per precision.
+raw fp32 forward pass, per precision. --workers ray adds a Ray Data ingest of the same corpus into another new
+index (docs/distributed.md) and its throughput over the in-process ingest's; run it in a loopback-only network
+namespace as above, so the local Ray cluster can reach nothing off the machine.
 """
 
 from __future__ import annotations
@@ -60,9 +63,17 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"])
+    ap.add_argument("--workers", default="local", help="local, or ray: also a Ray ingest of the same corpus in the "
+                    "same run (a local Ray cluster started before the timer; its actors load the model inside it)")
+    ap.add_argument("--actors", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = []
+    if args.workers != "local":
+        import ray
+
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
         write_corpus(corpus, args.docs)
@@ -77,12 +88,23 @@ def main() -> None:
                 texts = [r.text for r in ix.stores.db.hydrate(sorted(ix.stores.db.passage_documents())).values()]
             n = summary.passages_embedded
             forward = raw_forward(fp32, texts, args.batch)
-            rows.append({
+            row = {
                 "precision": precision, "documents": summary.added, "passages": n,
                 "ingest_s": round(summary.seconds, 2), "ingest_passages_per_s": round(n / summary.seconds, 1),
                 "raw_fp32_forward_s": round(forward, 2), "raw_fp32_passages_per_s": round(n / forward, 1),
                 "ingest_over_raw_fp32": round((n / summary.seconds) / (n / forward), 3),
-            })
+            }
+            if args.workers != "local":
+                with Index(Path(tmp) / f"ix-ray-{precision}", create=True, config=IndexConfig(precision=precision),
+                           encoder=enc) as ix:
+                    ray_summary = ix.ingest(corpus, workers=args.workers, actors=args.actors)
+                assert ray_summary.passages_embedded == n, "the Ray ingest stored other passages"
+                row.update({
+                    "ray_actors": args.actors, "ray_ingest_s": round(ray_summary.seconds, 2),
+                    "ray_ingest_passages_per_s": round(n / ray_summary.seconds, 1),
+                    "ray_over_in_process": round(summary.seconds / ray_summary.seconds, 3),
+                })
+            rows.append(row)
     result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "batch": args.batch, "rows": rows}
     if args.json:
         print(json.dumps(result, indent=2))

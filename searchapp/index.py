@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.encoder import LazyEncoder
@@ -19,7 +21,7 @@ from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
-from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
+from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.store.base import Stores
@@ -220,11 +222,36 @@ class Index:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: Progress | None = None,
+        workers: str = "local",
+        actors: int = 1,
     ) -> IngestSummary:
-        """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it."""
+        """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it.
+
+        ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
+        cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
+        detects changes and commits, under the writer lock (docs/distributed.md).
+        """
         run = self._ingest(progress)
+        prepared = None
+        if workers != "local":
+            from searchapp.encode.precision import resolve
+            from searchapp.ingest.distributed import EncoderSpec, RayOptions, connect, run_on_ray
+
+            if not isinstance(self._encoder, LazyEncoder):
+                raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
+                                  "Index(...) cannot go there: ingest with workers='local'")
+            options = RayOptions.parse(workers, actors, self._threads)
+            connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
+            c = self.config
+            # Decided once, here: every actor of the run embeds in the same precision.
+            spec = EncoderSpec(c.model, c.pooling, c.pooling_params, resolve(self._precision), self._batch_size,
+                               self._threads)
+
+            def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
+                return run_on_ray(tasks, c.splitter, spec, options)
+
         with self.writing():
-            return run.run(Path(root), include, exclude)
+            return run.run(Path(root), include, exclude, prepared=prepared)
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""

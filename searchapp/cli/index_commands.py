@@ -51,6 +51,11 @@ def ingest(
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
     batch_size: Annotated[int, typer.Option(help="Passages per forward pass.")] = 32,
+    workers: Annotated[
+        str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
+                          "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
+    ] = "local",
+    actors: Annotated[int, typer.Option(help="Encoder actors, with --workers ray.")] = 1,
     threads: Annotated[int | None, typer.Option(help="CPU threads for the model (default: all cores).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -67,7 +72,8 @@ def ingest(
             precision=precision, batch_size=batch_size, threads=threads,
         )
         with ix, _progress(quiet=False) as progress:
-            summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress)
+            summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
+                                workers=workers, actors=actors)
     for failed_path, reason in summary.failures:
         typer.echo(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from searchapp.errors import LoadError, SearchappError
 from searchapp.ingest.loaders import load_document, selected, walk
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
@@ -54,11 +56,52 @@ class IngestSummary:
         }
 
 
+@dataclass(frozen=True)
+class Task:
+    """A file the walk found new or changed (by size or mtime): ``path`` as walked, ``key`` its absolute path
+    (the stored key), and the stored version's id and sha256 if there is one."""
+
+    path: str
+    key: str
+    stored_id: int | None = None
+    stored_sha: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A task's file loaded and split: its document and passage spans; or ``failure`` (the reason it was
+    skipped); or ``unchanged`` (same content under a new mtime: only the mtime is recorded)."""
+
+    task: Task
+    document: Document | None = None
+    spans: tuple[Span, ...] = ()
+    failure: str | None = None
+    unchanged: bool = False
+
+
+def prepare(task: Task, splitter: SplitterConfig, offsets: OffsetsFn) -> Prepared:
+    """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
+    it, and again)."""
+    try:
+        doc = replace(load_document(Path(task.path)), path=task.key)
+    except LoadError as exc:
+        return Prepared(task, failure=exc.reason)
+    except OSError as exc:
+        return Prepared(task, failure=f"cannot read: {exc.strerror or exc}")
+    if task.stored_sha is not None and task.stored_sha == doc.sha256:
+        return Prepared(task, document=doc, unchanged=True)
+    spans = tuple(split(doc.text, offsets, splitter))
+    if not spans:
+        return Prepared(task, failure="no text")
+    return Prepared(task, document=doc, spans=spans)
+
+
 @dataclass
 class _Pending:
     document: Document
-    spans: list[Span]
+    spans: Sequence[Span]
     replaces: int | None  # id of the stored version this document replaces
+    vectors: np.ndarray | None = None  # float32 (len(spans), d), when a worker embedded it already
 
 
 def _under(path: str, root: str) -> bool:
@@ -100,30 +143,35 @@ class Ingest:
         self.pending_passages = 0
         self.last_save = time.monotonic()
 
-    def run(self, root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> IngestSummary:
-        """Bring the index in line with the files under ``root``."""
+    def run(
+        self,
+        root: Path,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        prepared: Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]] | None = None,
+    ) -> IngestSummary:
+        """Bring the index in line with the files under ``root``.
+
+        ``prepared``: how the tasks are loaded, split (and embedded); default here, one after the other. A
+        distributed runner (``ingest/distributed.py``) passes one that yields each task's :class:`Prepared` and,
+        if its workers embedded it, its vectors; this run commits them, so the writes stay in this process,
+        under its writer lock.
+        """
         if not root.exists():
             raise SearchappError(f"{root}: no such file or folder")
         # The same normalisation as walk's (abspath folds "..") so stored keys and the root compare.
         root_key = os.path.abspath(root)
-        unlisted: list[str] = []
-
-        def cannot_list(path: str, reason: str) -> None:
-            unlisted.append(path)
-            self._fail(path, reason)
-
-        files = list(walk(root, include, exclude, on_error=cannot_list))
         stored = self.stores.documents()
-        # What was indexed under a folder that could not be listed this time is kept, not taken as deleted.
-        seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
-        for done, path in enumerate(files, start=1):
-            key = str(path.absolute())
-            seen.add(key)
-            self._visit(path, key, stored.get(key))
+        tasks, seen = self._plan(root, include, exclude, stored)
+        results = prepared(tasks) if prepared is not None else (
+            (prepare(t, self.splitter, self.offsets), None) for t in tasks
+        )
+        for done, (result, vectors) in enumerate(results, start=1):
+            self._take(result, vectors)
             if self.pending_passages >= FLUSH_PASSAGES:
                 self._flush()
             if self.progress:
-                self.progress(done, len(files))
+                self.progress(done, len(tasks))
         self._flush()
         gone = [
             doc.id
@@ -137,6 +185,61 @@ class Ingest:
         self.stores.flush()
         self.summary.seconds = time.perf_counter() - self.started
         return self.summary
+
+    def _plan(
+        self, root: Path, include: Sequence[str], exclude: Sequence[str], stored: dict[str, StoredDocument]
+    ) -> tuple[list[Task], set[str]]:
+        """Walk ``root``: the files to load (new, or changed by size or mtime), and every key seen (what is
+        indexed under a folder that could not be listed counts as seen: kept, not taken as deleted)."""
+        unlisted: list[str] = []
+
+        def cannot_list(path: str, reason: str) -> None:
+            unlisted.append(path)
+            self._fail(path, reason)
+
+        files = list(walk(root, include, exclude, on_error=cannot_list))
+        seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
+        tasks: list[Task] = []
+        for path in files:
+            key = str(path.absolute())
+            seen.add(key)
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                # A name that is not UTF-8 (undecodable bytes, kept by Python as surrogates) cannot be stored as
+                # text; inserting it would fail the whole batch. The warning shows it with replacement characters.
+                self._fail(key.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), "file name is not UTF-8")
+                continue
+            old = stored.get(key)
+            try:
+                st = path.stat()
+            except OSError as exc:
+                self._fail(key, f"cannot read: {exc.strerror or exc}")
+                continue
+            if old and old.mtime == st.st_mtime and old.size == st.st_size:
+                self.summary.unchanged += 1
+                continue
+            tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None))
+        return tasks, seen
+
+    def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
+        """Record one prepared task: a failure, a touch, or a document pending its commit."""
+        if result.failure is not None:
+            self._fail(result.task.key, result.failure)
+            return
+        doc = result.document
+        if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
+            raise SearchappError(f"{result.task.key}: nothing prepared")
+        if result.unchanged:
+            if result.task.stored_id is not None:
+                self.stores.touch(result.task.stored_id, doc.mtime)
+            self.summary.unchanged += 1
+            return
+        if vectors is not None and len(vectors) != len(result.spans):
+            got, want = len(vectors), len(result.spans)
+            raise SearchappError(f"{result.task.key}: {got} vectors came back for {want} passages")
+        self.pending.append(_Pending(doc, result.spans, result.task.stored_id, vectors))
+        self.pending_passages += len(result.spans)
 
     def run_records(self, records: Iterable[Record], source: str = "text") -> IngestSummary:
         """Index in-memory documents ``(key, title, text)`` or ``(key, title, text, metadata)``: new keys added,
@@ -174,32 +277,6 @@ class Ingest:
         self.pending.append(_Pending(doc, spans, stored.id if stored else None))
         self.pending_passages += len(spans)
 
-    def _visit(self, path: Path, key: str, stored: StoredDocument | None) -> None:
-        try:
-            key.encode("utf-8")
-        except UnicodeEncodeError:
-            # A name that is not UTF-8 (undecodable bytes, kept by Python as surrogates) cannot be stored as
-            # text; inserting it would fail the whole batch. The warning shows it with replacement characters.
-            self._fail(key.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), "file name is not UTF-8")
-            return
-        try:
-            st = path.stat()
-            if stored and stored.mtime == st.st_mtime and stored.size == st.st_size:
-                self.summary.unchanged += 1
-                return
-            doc = replace(load_document(path), path=key)
-        except LoadError as exc:
-            self._fail(key, exc.reason)
-            return
-        except OSError as exc:
-            self._fail(key, f"cannot read: {exc.strerror or exc}")
-            return
-        if stored and stored.sha256 == doc.sha256:
-            self.stores.touch(stored.id, doc.mtime)
-            self.summary.unchanged += 1
-            return
-        self._queue(doc, stored)
-
     def _fail(self, path: str, reason: str) -> None:
         self.summary.failed += 1
         self.summary.failures.append((path, reason))
@@ -207,18 +284,20 @@ class Ingest:
     def _flush(self) -> None:
         if not self.pending:
             return
-        texts = [p.document.text[s.start : s.end] for p in self.pending for s in p.spans]
-        vectors = self.encoder.encode(texts)
-        items: list[NewDocument] = []
-        row = 0
-        for p in self.pending:
-            items.append(NewDocument(p.document, p.spans, vectors[row : row + len(p.spans)]))
-            row += len(p.spans)
+        todo = [p for p in self.pending if p.vectors is None]
+        texts = [p.document.text[s.start : s.end] for p in todo for s in p.spans]
+        if texts:
+            vectors = self.encoder.encode(texts)
+            row = 0
+            for p in todo:
+                p.vectors = vectors[row : row + len(p.spans)]
+                row += len(p.spans)
+        items = [NewDocument(p.document, p.spans, p.vectors) for p in self.pending]  # type: ignore[arg-type]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
         self.stores.write(remove=replaced, add=items)
         self.summary.updated += len(replaced)
         self.summary.added += len(self.pending) - len(replaced)
-        self.summary.passages_embedded += len(texts)
+        self.summary.passages_embedded += sum(len(p.spans) for p in self.pending)
         self.pending, self.pending_passages = [], 0
         if time.monotonic() - self.last_save > SAVE_EVERY_S:
             self.stores.flush(final=False)

@@ -1,0 +1,167 @@
+"""Distributed ingest on Ray Data: the load-and-split stage in CPU tasks, embedding in an actor pool of encoders.
+
+The driver (the process that runs ``searchapp ingest --workers ray``) keeps what must happen once: it holds the
+index's writer lock, walks the folder and detects changes (``Ingest._plan``), so only new and changed files go
+out; it commits what comes back, whole documents in transactions, and removes the documents whose files are
+gone. Workers run the same stage functions as an in-process ingest (``pipeline.prepare`` and the encoder), so a
+Ray ingest stores the rows an in-process one would. A task or actor that dies is retried by Ray; its work is a
+pure function of the file and the settings, and nothing is written until the driver commits, so a retry
+cannot write twice.
+
+Every node needs searchapp with the ``ray`` extra, the model package, and the folder at the same path (a shared
+filesystem). Ray is imported only here, only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchapp.errors import ConfigError
+from searchapp.ingest.pipeline import Prepared, Task, prepare
+from searchapp.ingest.splitter import SplitterConfig
+
+# This package's folder: shipped to the workers, so they run the driver's code.
+PACKAGE = Path(__file__).resolve().parents[1]
+# Documents per load-and-split task and per encoder call: enough to amortise a task's overhead and fill the
+# encoder's batches, few enough to keep every actor busy on a small run.
+PREPARE_BATCH = 16
+ENCODE_BATCH = 32
+# CPUs a load-and-split task reserves: light next to embedding, so they share the cores with the actors.
+PREPARE_CPUS = 0.5
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Where and how: ``address`` of a running cluster (``None``: start a local one), encoder actors, CPUs each
+    actor reserves, and torch threads per actor (``None``: torch's default, every core of its node)."""
+
+    address: str | None = None
+    actors: int = 1
+    actor_cpus: float = 1.0
+    threads: int | None = None
+
+    @classmethod
+    def parse(cls, workers: str, actors: int = 1, threads: int | None = None) -> RayOptions:
+        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``)."""
+        kind, _, address = workers.partition(":")
+        if kind != "ray":
+            raise ConfigError(f"workers {workers!r}: use 'local', 'ray' or 'ray:ADDRESS'")
+        if actors < 1:
+            raise ConfigError(f"actors must be at least 1, got {actors}")
+        return cls(address or None, actors, 1.0, threads)
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """What an actor needs to build the index's encoder (the same settings as the driver's)."""
+
+    model: str
+    pooling: str
+    pooling_params: dict[str, Any]
+    precision: str
+    batch_size: int
+    threads: int | None
+
+
+def _prepare_batch(batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str) -> dict[str, np.ndarray]:
+    """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``Prepared``)."""
+    from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+
+    tokenizer = load_tokenizer(model)
+
+    def offsets(texts: list[str]) -> list[list[tuple[int, int]]]:
+        return token_offsets(tokenizer, texts)
+
+    out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets)) for t in batch["task"]]
+    return {"prepared": np.array(out, dtype=object)}
+
+
+class _EncodeActor:
+    """An actor of the pool: loads the model once, then embeds the passages of each batch of documents."""
+
+    def __init__(self, spec: EncoderSpec) -> None:
+        from searchapp.encode.encoder import Encoder
+
+        # Ray limits a 1-CPU actor to one OpenMP thread; the model should use its node's cores (or --threads).
+        threads = spec.threads or os.cpu_count() or 1
+        self.encoder = Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
+                               batch_size=spec.batch_size, threads=threads, precision=spec.precision)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        prepared: list[Prepared] = [pickle.loads(p) for p in batch["prepared"]]
+        todo = {i for i, p in enumerate(prepared) if p.failure is None and not p.unchanged and p.document}
+        texts = [p.document.text[s.start : s.end] for i, p in enumerate(prepared) if i in todo  # type: ignore[union-attr]
+                 for s in p.spans]
+        vectors = self.encoder.encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+        out: list[bytes] = []
+        row = 0
+        for i, p in enumerate(prepared):
+            if i in todo:
+                out.append(pickle.dumps(np.ascontiguousarray(vectors[row : row + len(p.spans)])))
+                row += len(p.spans)
+            else:
+                out.append(b"")
+        return {"prepared": batch["prepared"], "vectors": np.array(out, dtype=object)}
+
+
+def connect(options: RayOptions) -> None:
+    """Start or join the Ray cluster, and check it can run the pipeline: each encoder actor reserves
+    ``actor_cpus`` and load-and-split tasks need ``PREPARE_CPUS`` more (with fewer, Ray would wait forever).
+    ``ConfigError`` with the reason otherwise. A Ray already initialised in this process is used as it is."""
+    try:
+        import ray
+        import ray.data  # noqa: F401 - the data extra's presence is checked here, before any work
+    except ImportError as exc:
+        raise ConfigError("--workers ray needs the ray extra: pip install 'searchapp[ray]'") from exc
+    # Off unless the user says otherwise: no usage report leaves the machine from a cluster started here.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not ray.is_initialized():
+        where = f" at {options.address}" if options.address else ""
+        try:
+            ray.init(
+                address=options.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                # The workers import the driver's own searchapp, whatever is installed where they run.
+                runtime_env={"py_modules": [str(PACKAGE)]},
+            )
+        except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
+            raise ConfigError(f"cannot start or reach a Ray cluster{where}: {exc}") from exc
+    cpus = float(ray.cluster_resources().get("CPU", 0))
+    need = options.actors * options.actor_cpus + PREPARE_CPUS
+    if cpus < need:
+        raise ConfigError(
+            f"--actors {options.actors} needs {need:g} CPUs in the Ray cluster ({options.actor_cpus:g} per encoder "
+            f"actor, {PREPARE_CPUS:g} for loading and splitting); it has {cpus:g}"
+        )
+
+
+def run_on_ray(
+    tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions
+) -> Iterator[tuple[Prepared, np.ndarray | None]]:
+    """Each task's :class:`Prepared` and its vectors (float32 ``(passages, d)``; ``None`` for a failed or
+    unchanged file), in the order of ``tasks``, computed on Ray."""
+    if not tasks:
+        return
+    import ray
+    import ray.data
+
+    connect(options)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # commit in walk order: the same ids as in-process
+    context.enable_progress_bars = False
+    ds = ray.data.from_items([{"task": pickle.dumps(t)} for t in tasks])
+    ds = ds.map_batches(_prepare_batch, batch_size=PREPARE_BATCH, batch_format="numpy",
+                        fn_kwargs={"splitter": splitter, "model": spec.model}, num_cpus=PREPARE_CPUS)
+    # Ray Data restarts a dead actor and retries its batches (its defaults for actor pools).
+    ds = ds.map_batches(_EncodeActor, batch_size=ENCODE_BATCH, batch_format="numpy",
+                        fn_constructor_kwargs={"spec": spec}, compute=ray.data.ActorPoolStrategy(size=options.actors),
+                        num_cpus=options.actor_cpus, scheduling_strategy="SPREAD")
+    for batch in ds.iter_batches(batch_size=ENCODE_BATCH, batch_format="numpy"):
+        for raw, vec in zip(batch["prepared"], batch["vectors"], strict=True):
+            yield pickle.loads(raw), (pickle.loads(vec) if vec else None)
