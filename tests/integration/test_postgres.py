@@ -327,3 +327,12 @@ def test_queries_without_a_term_and_narrow_lexical_filters(pg_url: str) -> None:
         assert len(hits) == 10 and all(h.metadata["cat"] == "rare" for h in hits)
         hits = ix.search("common words", k=10, mode="hybrid", filters={"metadata": {"cat": "rare"}})
         assert len(hits) == 10 and all(h.lexical_score and h.lexical_score > 0 for h in hits)
+
+
+def test_a_schema_written_by_a_newer_version_is_refused(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.errors import SchemaError
+
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix, ix.stores.write_engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(SchemaError, match="newer searchapp"):
+        Index(pg_url, encoder=fake_encoder)
