@@ -14,13 +14,16 @@ class ConfigError(SearchappError):
 class LoadError(SearchappError):
     """A file could not be read or parsed into text.
 
-    Carries the path so that callers can report "<path>: <reason>" on one line.
+    Carries the path so that callers can report "<path>: <reason>" on one line. ``no_text``: the file was read
+    and holds no text now (empty, blank, binary, a PDF without a text layer), which is a new state of the file,
+    as opposed to a file that could not be read or parsed at all.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, no_text: bool = False) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+        self.no_text = no_text
 
 
 class IndexNotFoundError(SearchappError):

@@ -224,14 +224,26 @@ class Index:
         progress: Progress | None = None,
         workers: str = "local",
         actors: int = 1,
+        max_file_mb: float | None = None,
+        follow_links: bool = False,
     ) -> IngestSummary:
-        """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it.
+        """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
+        indexed version of a file that holds no text any more).
+
+        ``max_file_mb``: files larger are skipped with a warning before they are read (default 100).
+        ``follow_links``: also index symbolic links to files outside ``root`` (by default only links whose
+        target lies inside it are followed, as git and ripgrep do).
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
         detects changes and commits, under the writer lock (docs/distributed.md).
         """
         run = self._ingest(progress)
+        if max_file_mb is not None:
+            if not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool) or max_file_mb <= 0:
+                raise ConfigError(f"max_file_mb must be a positive number of MB, got {max_file_mb!r}")
+            run.max_bytes = int(max_file_mb * 2**20)
+        run.follow_links = follow_links
         prepared = None
         if workers != "local":
             from searchapp.encode.precision import resolve
@@ -248,7 +260,7 @@ class Index:
                                self._threads)
 
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
-                return run_on_ray(tasks, c.splitter, spec, options)
+                return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes)
 
         with self.writing():
             return run.run(Path(root), include, exclude, prepared=prepared)
@@ -293,6 +305,28 @@ class Index:
                 self.stores.write(remove=doc_ids, add=[])
                 self.stores.flush()
         return len(doc_ids)
+
+    def remove_under(self, targets: Sequence[str]) -> int:
+        """Remove what ``targets`` name: a text id or a file's path exactly, and every file indexed under a folder,
+        whether or not the folder still exists (a moved or deleted root, or one ingested through a link: both
+        its given and its real path are tried). Returns how many documents were removed."""
+        if isinstance(targets, str) or not all(isinstance(t, str) and t for t in targets):
+            raise ConfigError("targets must be a list of paths or ids (non-empty strings)")
+        with self.writing():
+            stored = self.stores.documents()
+            doomed: set[int] = set()
+            for target in targets:
+                if target in stored:
+                    doomed.add(stored[target].id)
+                folders = {os.path.abspath(target), os.path.realpath(target)}
+                for key, doc in stored.items():
+                    if doc.source == "file" and any(key == f or key.startswith(f.rstrip(os.sep) + os.sep)
+                                                    for f in folders):
+                        doomed.add(doc.id)
+            if doomed:
+                self.stores.write(remove=sorted(doomed), add=[])
+                self.stores.flush()
+        return len(doomed)
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""

@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
     app.command()(ingest)
     app.command()(query)
     app.command()(status)
+    app.command()(remove)
 
 
 def ingest(
@@ -51,6 +52,12 @@ def ingest(
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
     batch_size: Annotated[int, typer.Option(help="Passages per forward pass.")] = 32,
+    max_file_mb: Annotated[
+        float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")
+    ] = 100.0,
+    follow_links: Annotated[
+        bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")
+    ] = False,
     workers: Annotated[
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
@@ -65,7 +72,9 @@ def ingest(
 
     with errors():
         if not path.exists():  # before creating an index for nothing
-            raise SearchappError(f"{path}: no such file or folder")
+            raise SearchappError(
+                f"{path}: no such file or folder (to drop what was indexed from it: searchapp remove {path})"
+            )
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
@@ -73,7 +82,8 @@ def ingest(
         )
         with ix, _progress(quiet=False) as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
-                                workers=workers, actors=actors)
+                                workers=workers, actors=actors, max_file_mb=max_file_mb,
+                                follow_links=follow_links)
     for failed_path, reason in summary.failures:
         typer.echo(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
@@ -202,3 +212,20 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
         return
     for key, value in stats.to_dict().items():
         typer.echo(f"{key:>15}: {value}")
+
+
+def remove(
+    targets: Annotated[list[str], typer.Argument(help="Files, folders (even if gone from disk) or text ids.")],
+    index: IndexOpt = DEFAULT_INDEX,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove documents: a file, everything indexed under a folder (moved, deleted or reached through a link
+    included), or texts by id."""
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        removed = ix.remove_under(targets)
+    if as_json:
+        emit_json({"removed": removed})
+    else:
+        typer.echo(f"removed {removed}")

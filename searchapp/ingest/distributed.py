@@ -70,7 +70,9 @@ class EncoderSpec:
     threads: int | None
 
 
-def _prepare_batch(batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str) -> dict[str, np.ndarray]:
+def _prepare_batch(
+    batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str, max_bytes: int
+) -> dict[str, np.ndarray]:
     """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``Prepared``)."""
     from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 
@@ -79,7 +81,7 @@ def _prepare_batch(batch: dict[str, np.ndarray], splitter: SplitterConfig, model
     def offsets(texts: list[str]) -> list[list[tuple[int, int]]]:
         return token_offsets(tokenizer, texts)
 
-    out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets)) for t in batch["task"]]
+    out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets, max_bytes)) for t in batch["task"]]
     return {"prepared": np.array(out, dtype=object)}
 
 
@@ -142,7 +144,7 @@ def connect(options: RayOptions) -> None:
 
 
 def run_on_ray(
-    tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions
+    tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions, max_bytes: int
 ) -> Iterator[tuple[Prepared, np.ndarray | None]]:
     """Each task's :class:`Prepared` and its vectors (float32 ``(passages, d)``; ``None`` for a failed or
     unchanged file), in the order of ``tasks``, computed on Ray."""
@@ -157,7 +159,8 @@ def run_on_ray(
     context.enable_progress_bars = False
     ds = ray.data.from_items([{"task": pickle.dumps(t)} for t in tasks])
     ds = ds.map_batches(_prepare_batch, batch_size=PREPARE_BATCH, batch_format="numpy",
-                        fn_kwargs={"splitter": splitter, "model": spec.model}, num_cpus=PREPARE_CPUS)
+                        fn_kwargs={"splitter": splitter, "model": spec.model, "max_bytes": max_bytes},
+                        num_cpus=PREPARE_CPUS)
     # Ray Data restarts a dead actor and retries its batches (its defaults for actor pools).
     ds = ds.map_batches(_EncodeActor, batch_size=ENCODE_BATCH, batch_format="numpy",
                         fn_constructor_kwargs={"spec": spec}, compute=ray.data.ActorPoolStrategy(size=options.actors),

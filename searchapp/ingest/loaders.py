@@ -66,6 +66,19 @@ def supported_suffixes() -> list[str]:
 
 
 _SNIFF_BYTES = 8192
+# Files larger than this are refused before they are read (searchapp ingest --max-file-mb).
+MAX_FILE_BYTES = 100 * 2**20
+# What a DOCX (a zip) may decompress to, in all, and its number of parts: a few hundred kilobytes can hold
+# gigabytes of XML (tests/unit/test_loaders.py).
+MAX_DOCX_BYTES = 64 * 2**20
+MAX_DOCX_PARTS = 10_000
+# The longest HTML text parsed: the parser keeps tens of bytes per character.
+MAX_HTML_CHARS = 32 * 2**20
+_TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n} bytes"
 # C0 controls and DEL, minus the whitespace ones and ESC (ANSI colour codes are common in log files).
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
 _MAX_CONTROL_SHARE = 0.10
@@ -111,7 +124,7 @@ def decode_text(data: bytes, path: str) -> str:
     sample = data[:_SNIFF_BYTES]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     if b"\x00" in sample or controls > _MAX_CONTROL_SHARE * len(sample):
-        raise LoadError(path, "binary content, not text")
+        raise LoadError(path, "binary content, not text", no_text=True)
     try:
         return _normalise_newlines(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -174,6 +187,8 @@ def _load_html(path: Path, data: bytes) -> LoadedText:
     from bs4 import BeautifulSoup
 
     text = decode_text(data, str(path))
+    if len(text) > MAX_HTML_CHARS:
+        raise LoadError(str(path), f"HTML of {len(text):,} characters, over the {MAX_HTML_CHARS:,} parsed")
     with _parser_errors(str(path), "cannot parse HTML"):
         soup = BeautifulSoup(text, "html.parser")
     titles = (_clean_title(tag.get_text()) for tag in (soup.title, soup.find("h1")) if tag is not None)
@@ -233,7 +248,7 @@ def _load_pdf(path: Path, data: bytes) -> LoadedText:
         metadata = reader.metadata
         title = metadata.title if metadata is not None else None
     if not any(page.strip() for page in pages):
-        raise LoadError(name, "no text layer (scanned PDF?)")
+        raise LoadError(name, "no text layer (scanned PDF?)", no_text=True)
     return LoadedText(_normalise_newlines("\n\n".join(pages)), _clean_title(title))
 
 
@@ -242,6 +257,7 @@ def _load_docx(path: Path, data: bytes) -> LoadedText:
     import docx
 
     name = str(path)
+    _check_zip(name, data)
     with _parser_errors(name, "not a valid DOCX file"):
         document = docx.Document(io.BytesIO(data))
     with _parser_errors(name, "cannot read DOCX"):
@@ -252,6 +268,24 @@ def _load_docx(path: Path, data: bytes) -> LoadedText:
     )
     text = "\n".join(text for text, _ in paragraphs)
     return LoadedText(_normalise_newlines(text), _clean_title(next(headings, core_title)))
+
+
+def _check_zip(name: str, data: bytes) -> None:
+    """Refuse a zip whose parts would decompress to more than ``MAX_DOCX_BYTES`` (or that has more than
+    ``MAX_DOCX_PARTS`` parts) before anything is decompressed. The sizes checked are the declared ones, which
+    bound what is read: Python's zipfile stops each part at its declared size."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise LoadError(name, f"not a valid DOCX file ({exc})") from exc
+    if len(parts) > MAX_DOCX_PARTS:
+        raise LoadError(name, f"{len(parts):,} parts in the DOCX, over the {MAX_DOCX_PARTS:,} allowed")
+    total = sum(p.file_size for p in parts)
+    if total > MAX_DOCX_BYTES:
+        raise LoadError(name, f"decompresses to {_mb(total)}, over the {_mb(MAX_DOCX_BYTES)} allowed")
 
 
 def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:
@@ -275,8 +309,12 @@ def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:
             yield item
 
 
-def load_document(path: Path) -> Document:
-    """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot."""
+def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot.
+
+    A file over ``max_bytes`` is refused before it is read; text formats are sniffed for binary content on
+    their first bytes before the rest is read.
+    """
     name = str(path)
     # Checked before reading so that a large unsupported file is never read.
     loader = loader_for(path)
@@ -290,16 +328,29 @@ def load_document(path: Path) -> Document:
         with path.open("rb") as handle:
             # fstat on the open handle so that size and mtime describe the bytes actually read.
             info = os.fstat(handle.fileno())
-            data = handle.read()
+            if info.st_size > max_bytes:
+                raise LoadError(name, f"{_mb(info.st_size)} is over the {_mb(max_bytes)} limit (--max-file-mb)")
+            head = handle.read(_SNIFF_BYTES)
+            if path.suffix.lower() in _TEXT_SUFFIXES and head:
+                decode_text(head, name)  # binary content is refused before the rest is read
+            # At most one byte past the limit: a file growing while it is read is still bounded.
+            data = head + handle.read(max(0, max_bytes + 1 - len(head)))
+            if len(data) > max_bytes:
+                raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)")
     except OSError as exc:
         raise LoadError(name, f"cannot read: {exc.strerror or exc}") from exc
+    except MemoryError as exc:
+        raise LoadError(name, "out of memory reading it") from exc
     if not data:
-        raise LoadError(name, "empty file")
-    loaded = loader(path, data)
+        raise LoadError(name, "empty file", no_text=True)
+    try:
+        loaded = loader(path, data)
+    except MemoryError as exc:  # one file too large for this machine's memory is that file's failure only
+        raise LoadError(name, "out of memory parsing it") from exc
     # Normalised again so that every loader, including ones registered elsewhere, gives "\n"-only offsets.
     text = _normalise_newlines(loaded.text)
     if not text.strip():
-        raise LoadError(name, "no text")
+        raise LoadError(name, "no text", no_text=True)
     title = _clean_title(loaded.title) or path.stem
     digest = hashlib.sha256(data).hexdigest()
     return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest)
@@ -319,17 +370,22 @@ def walk(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     on_error: Callable[[str, str], None] | None = None,
+    follow_links: bool = False,
+    on_skip: Callable[[str, str], None] | None = None,
 ) -> Iterator[Path]:
-    """Yield the absolute paths of loadable files under ``root``, in sorted order.
+    """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
+    through a link or under another name is the same folder), in sorted order.
 
     Hidden files and directories (name starting with ``"."``) are skipped; symlinked directories are not
-    followed (so no symlink loops), symlinked files are yielded. ``include``/``exclude`` are fnmatch patterns
+    followed (so no symlink loops); a symlinked file is yielded when its target lies inside ``root``, or any
+    target with ``follow_links`` (a link to ``/etc/passwd`` in a shared folder must not be indexed and served);
+    one left out is reported to ``on_skip(path, reason)``. ``include``/``exclude`` are fnmatch patterns
     tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
     matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
     loader claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
     (permissions) is reported to ``on_error(path, reason)`` and skipped.
     """
-    base = Path(os.path.abspath(root))
+    base = Path(os.path.realpath(root))
     if base.is_file():
         if loader_for(base) is not None:
             yield base
@@ -348,5 +404,14 @@ def walk(
             path = directory / filename
             if filename.startswith(".") or loader_for(path) is None:
                 continue
-            if selected(path.relative_to(base).as_posix(), filename, include, exclude):
-                yield path
+            if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
+                continue
+            if not follow_links and path.is_symlink() and not _inside(os.path.realpath(path), str(base)):
+                if on_skip is not None:
+                    on_skip(str(path), "a link to a file outside the folder (--follow-links to index it)")
+                continue
+            yield path
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from searchapp.errors import LoadError, SearchappError
-from searchapp.ingest.loaders import load_document, selected, walk
+from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, selected, walk
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -77,22 +77,31 @@ class Prepared:
     spans: tuple[Span, ...] = ()
     failure: str | None = None
     unchanged: bool = False
+    # With a failure: the file was read and holds no text now, so its indexed version goes too.
+    no_text: bool = False
 
 
-def prepare(task: Task, splitter: SplitterConfig, offsets: OffsetsFn) -> Prepared:
+def prepare(
+    task: Task, splitter: SplitterConfig, offsets: OffsetsFn, max_bytes: int = MAX_FILE_BYTES
+) -> Prepared:
     """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
-    it, and again)."""
+    it, and again). A failure of this one file, running out of memory included, is its result, never raised."""
     try:
-        doc = replace(load_document(Path(task.path)), path=task.key)
+        doc = replace(load_document(Path(task.path), max_bytes), path=task.key)
     except LoadError as exc:
-        return Prepared(task, failure=exc.reason)
+        return Prepared(task, failure=exc.reason, no_text=exc.no_text)
     except OSError as exc:
         return Prepared(task, failure=f"cannot read: {exc.strerror or exc}")
+    except MemoryError:
+        return Prepared(task, failure="out of memory loading it")
     if task.stored_sha is not None and task.stored_sha == doc.sha256:
         return Prepared(task, document=doc, unchanged=True)
-    spans = tuple(split(doc.text, offsets, splitter))
+    try:
+        spans = tuple(split(doc.text, offsets, splitter))
+    except MemoryError:
+        return Prepared(task, failure="out of memory splitting it")
     if not spans:
-        return Prepared(task, failure="no text")
+        return Prepared(task, failure="no text", no_text=True)
     return Prepared(task, document=doc, spans=spans)
 
 
@@ -141,6 +150,9 @@ class Ingest:
         self.summary = IngestSummary()
         self.pending: list[_Pending] = []
         self.pending_passages = 0
+        self.gone: list[int] = []  # stored documents whose files hold no text any more
+        self.max_bytes = MAX_FILE_BYTES
+        self.follow_links = False
         self.last_save = time.monotonic()
 
     def run(
@@ -158,13 +170,16 @@ class Ingest:
         under its writer lock.
         """
         if not root.exists():
-            raise SearchappError(f"{root}: no such file or folder")
-        # The same normalisation as walk's (abspath folds "..") so stored keys and the root compare.
-        root_key = os.path.abspath(root)
+            raise SearchappError(
+                f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
+            )
+        # The same normalisation as walk's (the real path: a folder reached through a link, or renamed back, is
+        # the same folder) so stored keys and the root compare.
+        root_key = os.path.realpath(root)
         stored = self.stores.documents()
         tasks, seen = self._plan(root, include, exclude, stored)
         results = prepared(tasks) if prepared is not None else (
-            (prepare(t, self.splitter, self.offsets), None) for t in tasks
+            (prepare(t, self.splitter, self.offsets, self.max_bytes), None) for t in tasks
         )
         for done, (result, vectors) in enumerate(results, start=1):
             self._take(result, vectors)
@@ -178,7 +193,7 @@ class Ingest:
             for key, doc in stored.items()
             if doc.source == "file" and key not in seen and _under(key, root_key)
             and _in_scope(key, root_key, include, exclude)
-        ]
+        ] + self.gone
         if gone:
             self.stores.write(remove=gone, add=[])
             self.summary.removed = len(gone)
@@ -197,7 +212,8 @@ class Ingest:
             unlisted.append(path)
             self._fail(path, reason)
 
-        files = list(walk(root, include, exclude, on_error=cannot_list))
+        files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
+                          on_skip=self._fail))
         seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
         tasks: list[Task] = []
         for path in files:
@@ -225,7 +241,15 @@ class Ingest:
     def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
         """Record one prepared task: a failure, a touch, or a document pending its commit."""
         if result.failure is not None:
-            self._fail(result.task.key, result.failure)
+            if result.no_text and result.task.stored_id is not None:
+                # Emptied, blanked or turned to binary (say, to take a secret out): the old passages must not
+                # stay searchable. A file that cannot be read at all keeps its indexed version.
+                self.gone.append(result.task.stored_id)
+                self._fail(result.task.key, f"{result.failure} (its indexed version was removed)")
+            elif result.task.stored_id is not None:
+                self._fail(result.task.key, f"{result.failure} (its indexed version is kept)")
+            else:
+                self._fail(result.task.key, result.failure)
             return
         doc = result.document
         if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
