@@ -15,7 +15,8 @@ from typing import Any
 from searchapp.errors import ConfigError
 
 Scalar = str | int | float | bool
-_KEY = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# The metadata keys filters accept; texts are refused keys outside it when added.
+METADATA_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 FIELDS = ("metadata", "path_prefix", "path_glob")
 
 
@@ -35,7 +36,7 @@ class Filter:
 
     def __post_init__(self) -> None:
         for key, value in self.metadata.items():
-            if not isinstance(key, str) or not _KEY.match(key):
+            if not isinstance(key, str) or not METADATA_KEY.fullmatch(key):
                 raise ConfigError(f"filter key {key!r}: use letters, digits, '_', '-' and '.'")
             values = value if isinstance(value, list) else [value]
             if not values or not all(isinstance(v, Scalar) for v in values):

@@ -20,7 +20,7 @@ from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError
-from searchapp.filters import Filter
+from searchapp.filters import METADATA_KEY, Filter
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
@@ -86,6 +86,10 @@ class Index:
         threads: int | None = None,
         read_only: bool = False,
     ) -> None:
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         self.location = os.fspath(path)
         # The folder of a folder index (None for one in a database).
         self.path: Path | None = None if is_postgres(self.location) else Path(self.location)
@@ -285,6 +289,11 @@ class Index:
         on an empty text, an empty or repeated id, an id that names an ingested file, or metadata that is not a
         JSON object.
         """
+        for name, value in (("texts", texts), ("ids", ids), ("metadatas", metadatas), ("titles", titles)):
+            if isinstance(value, str | bytes | Mapping):
+                raise ConfigError(f"{name} must be a list (one entry per text), got a {type(value).__name__}")
+        if not all(isinstance(t, str) for t in texts):
+            raise ConfigError("texts must be strings")
         keys = list(ids) if ids is not None else [text_id(t) for t in texts]
         metas = list(metadatas) if metadatas is not None else [{} for _ in texts]
         names = list(titles) if titles is not None else list(keys)
@@ -298,7 +307,11 @@ class Index:
 
     def remove(self, ids: Iterable[str]) -> int:
         """Remove documents by text id or file path; returns how many there were (unknown ids are ignored)."""
+        if isinstance(ids, str | bytes):
+            raise ConfigError("ids must be a list of ids (for one, remove([id]))")
         keys = list(dict.fromkeys(ids))
+        if not all(isinstance(k, str) for k in keys):
+            raise ConfigError("ids must be strings")
         with self.writing():
             doc_ids = list(self.stores.document_ids(keys).values())
             if doc_ids:
@@ -343,13 +356,16 @@ class Index:
         filters: Filter | Mapping[str, Any] | None = None,
         **fusion: Any,
     ) -> list[Hit]:
-        """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``).
+        """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
+        that is not a string, a bad ``k``, mode, filter or fusion setting.
 
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
         index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
         minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``.
         """
+        if not isinstance(query, str):
+            raise ConfigError(f"the query must be a string, got {type(query).__name__}")
         return self.search_batch([query], k=k, mode=mode, filters=filters, **fusion)[0]
 
     def search_batch(
@@ -404,6 +420,14 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
             json.dumps(dict(meta), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"text {key!r}: metadata is not JSON: {exc}") from exc
+        for mkey, value in meta.items():
+            # What filters can match, and nothing else: a key they accept, a scalar or a list of scalars.
+            if not isinstance(mkey, str) or not METADATA_KEY.fullmatch(mkey):
+                raise ConfigError(f"text {key!r}: metadata key {mkey!r}: use letters, digits, '_', '-' and '.'")
+            values = value if isinstance(value, list) else [value]
+            if not all(v is None or isinstance(v, str | int | float | bool) for v in values):
+                raise ConfigError(f"text {key!r}: metadata {mkey!r}: give a string, number, boolean or null, or "
+                                  "a list of them (nested objects cannot be filtered on)")
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")

@@ -51,7 +51,7 @@ def ingest(
     max_tokens: MaxTokensOpt = None,
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
-    batch_size: Annotated[int, typer.Option(help="Passages per forward pass.")] = 32,
+    batch_size: Annotated[int, typer.Option(min=1, help="Passages per forward pass.")] = 32,
     max_file_mb: Annotated[
         float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")
     ] = 100.0,
@@ -62,8 +62,10 @@ def ingest(
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
-    actors: Annotated[int, typer.Option(help="Encoder actors, with --workers ray.")] = 1,
-    threads: Annotated[int | None, typer.Option(help="CPU threads for the model (default: all cores).")] = None,
+    actors: Annotated[int, typer.Option(min=1, help="Encoder actors, with --workers ray.")] = 1,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -129,7 +131,7 @@ def query(
         Path | None, typer.Option("--file", "-f", help="Run every line of this file as a query (batched).")
     ] = None,
     index: IndexOpt = DEFAULT_INDEX,
-    k: Annotated[int, typer.Option("--k", "-k", help="Number of hits.")] = 10,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Number of hits.")] = 10,
     mode: Annotated[str, typer.Option(help=f"{', '.join(MODES)}.")] = "hybrid",
     filter_: Annotated[
         list[str] | None,
@@ -173,14 +175,18 @@ def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -
 
 def _queries(text: str | None, file: Path | None) -> list[str]:
     if (text is None) == (file is None):
-        raise SearchappError("give a query TEXT or --file FILE, not both or neither")
+        # A usage error, as a missing argument is (exit 2).
+        raise typer.BadParameter("give a query TEXT or --file FILE, not both or neither")
     if file is None:
         return [text or ""]
     try:
         lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
     except (OSError, UnicodeDecodeError) as exc:
         raise SearchappError(f"{file}: cannot read queries: {exc}") from exc
-    return [line for line in lines if line]
+    queries = [line for line in lines if line]
+    if not queries:
+        raise SearchappError(f"{file}: no query in it (one a line)")
+    return queries
 
 
 def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool) -> None:

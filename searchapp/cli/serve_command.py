@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from typing import Annotated
 
 import typer
@@ -15,6 +16,23 @@ from searchapp.errors import SearchappError
 def register(app: typer.Typer) -> None:
     """Add ``serve`` to ``app``."""
     app.command()(serve)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``; ``SearchappError`` with the reason when it cannot be had."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError) as exc:
+        raise SearchappError(f"{host}: cannot listen there: {exc}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise SearchappError(f"{host}:{port}: cannot listen: {exc.strerror or exc}") from exc
+    return sock
 
 
 def _is_loopback(host: str) -> bool:
@@ -29,13 +47,13 @@ def _is_loopback(host: str) -> bool:
 def serve(
     index: IndexOpt = DEFAULT_INDEX,
     host: Annotated[str, typer.Option(help="Address to bind; other than loopback exposes the index.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
     api_key: Annotated[
         str | None,
         typer.Option(envvar="SEARCHAPP_API_KEY", help="Require 'Authorization: Bearer KEY' on every request."),
     ] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
-    max_body_mb: Annotated[float, typer.Option(help="Largest request body accepted, in MiB.")] = 16.0,
+    max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
 ) -> None:
     """Serve the index over HTTP: /search, /search/batch, /documents, /status, /v1/embeddings, /v1/models.
 
@@ -51,17 +69,25 @@ def serve(
                 f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
             ) from exc
         from searchapp.index import Index
-        from searchapp.store.locate import display, is_postgres
+        from searchapp.store.locate import display, index_exists, is_postgres
 
         if not _is_loopback(host) and not api_key:
             typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
                        err=True)
-        # A read-only server must not create anything; a writable one may start from an empty index.
-        ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
+        shown = display(index) if is_postgres(index) else os.path.abspath(index)
+        sock = _listen(host, port)  # before anything is created or announced: a port in use is one line
+        # A read-only server must not create anything; a writable one may start from an empty index, and says so.
+        if not read_only and not index_exists(index):
+            typer.echo(f"warning: no index at {shown}: serving a new, empty one", err=True)
+        try:
+            ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
+        except BaseException:
+            sock.close()
+            raise
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
-            shown = display(index) if is_postgres(index) else os.path.abspath(index)
             typer.echo(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
-            uvicorn.run(application, host=host, port=port, log_level="warning")
+            uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
         finally:
+            sock.close()
             ix.close()

@@ -79,7 +79,7 @@ def cls_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor
 def _layer_indices(layers: object, n_states: int) -> list[int]:
     """Resolve ``layers`` (ints, negative from the top) against ``n_states`` hidden states."""
     if not isinstance(layers, list | tuple) or not layers or not all(isinstance(i, int) for i in layers):
-        raise ValueError(f"layers must be a non-empty list of integers, got {layers!r}")
+        raise ValueError(f"layers must be a non-empty list of integers (e.g. layers=-2,-1), got {layers!r}")
     out = [i + n_states if i < 0 else i for i in layers]
     if not all(0 <= i < n_states for i in out):
         raise ValueError(f"layers {list(layers)} are outside the model's {n_states} hidden states")
@@ -99,7 +99,7 @@ def fused_layers(
     ``layers`` index ``hidden_states`` (0 = embeddings, negative from the top); ``combine`` is ``mean`` (output
     ``(B, d)``) or ``concat`` (``(B, d * len(layers))``); ``token`` is ``mean`` (over real tokens) or ``cls``.
     """
-    idx = _layer_indices(list(layers), hidden_states.shape[0])
+    idx = _layer_indices(layers, hidden_states.shape[0])
     chosen = hidden_states[idx]  # (k, B, T, d)
     if combine == "mean":
         fused = chosen.mean(dim=0)

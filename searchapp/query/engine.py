@@ -62,8 +62,10 @@ class QueryEngine:
         """The ``k`` best passages for each query; ``filters`` (a :class:`Filter` or its JSON form) restricts the
         documents; ``fusion`` overrides the hybrid settings (the fields of :class:`Fusion`)."""
         check_mode(mode)
-        if k < 1:
-            raise ConfigError(f"k must be at least 1, got {k}")
+        if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
+            raise ConfigError("queries must be a list of strings (for one query, use search)")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
         flt = Filter.parse(filters)
         settings = resolve_fusion(self.fusion, fusion)
         k0 = max(settings.k0, k)

@@ -68,6 +68,8 @@ class FolderStores(Stores):
         """The stores of the index folder ``folder``; ``create`` makes the folder and database where there is no
         index (a database without settings is a creation that was interrupted: it is made again)."""
         made_folder = False
+        if folder.exists() and not folder.is_dir():
+            raise ConfigError(f"{folder} is a file, not an index folder")
         if not has_settings(folder / DB_NAME):
             if not create:
                 raise IndexNotFoundError(

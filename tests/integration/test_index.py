@@ -239,7 +239,7 @@ def test_unknown_fusion_setting_and_unusable_index_path(tmp_path: Path, fake_enc
         with pytest.raises(ConfigError, match="unknown fusion setting"):
             ix.search("x", fusion="rrf")
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(ConfigError, match="cannot create index folder"):
+    with pytest.raises(ConfigError, match="is a file, not an index folder"):
         Index(tmp_path / "afile", create=True, encoder=fake_encoder)
 
 

@@ -1,0 +1,96 @@
+"""Bad values get one line naming the thing and the reason, never a traceback (issue: hardening, round 2)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from searchapp import Index, IndexConfig
+from searchapp.cli import app
+from searchapp.errors import ConfigError
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("args", [
+    ["ingest", "docs", "--threads", "-2"],
+    ["ingest", "docs", "--batch-size", "0"],
+    ["query", "x", "-k", "0"],
+    ["serve", "--port", "70000"],
+    ["serve", "--port", "-1"],
+    ["serve", "--max-body-mb", "-1"],
+])
+def test_out_of_range_options_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("some text")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "Invalid value" in res.output
+
+
+def test_an_index_path_that_is_a_file_and_a_missing_query(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    res = runner.invoke(app, ["status", "--index", "afile"])
+    assert res.exit_code == 1 and "afile is a file, not an index folder" in res.stderr
+    res = runner.invoke(app, ["query"])
+    assert res.exit_code == 2 and "give a query TEXT or --file FILE" in res.output
+
+
+def test_a_query_file_of_blank_lines_is_an_error(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(tmp_path / ".searchapp", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        ix.add_texts(["some text"], ids=["a"])
+    (tmp_path / "blank.txt").write_text("\n  \n\n")
+    res = runner.invoke(app, ["query", "--file", "blank.txt", "--mode", "lexical"])
+    assert res.exit_code == 1 and "no query in it" in res.stderr
+
+
+def test_a_pooling_layer_outside_the_model_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("some text")
+    res = runner.invoke(app, ["ingest", "docs", "--pooling", "layers", "--pooling-param", "layers=-99"])
+    assert res.exit_code == 1
+    assert "layers must be a non-empty list of integers (e.g. layers=-2,-1), got -99" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_serve_on_a_port_in_use_fails_before_announcing(tmp_path: Path) -> None:
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        res = subprocess.run([sys.executable, "-m", "searchapp", "serve", "--index", str(tmp_path / "ix"), "--port",
+                              str(port)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
+    finally:
+        busy.close()
+    assert res.returncode == 1 and "cannot listen" in res.stderr and "serving" not in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "ix").exists()
+
+
+def test_python_api_inputs_are_validated(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        ix.add_texts(["rotate the keys"], ids=["a"])
+        for call, match in [
+            (lambda: ix.remove("a"), "ids must be a list"),
+            (lambda: ix.search_batch("rotate keys"), "queries must be a list"),
+            (lambda: ix.add_texts("rotate keys"), "texts must be a list"),
+            (lambda: ix.search(None), "the query must be a string"),  # type: ignore[arg-type]
+            (lambda: ix.search("x", k="3"), "k must be a whole number"),  # type: ignore[arg-type]
+            (lambda: ix.search("x", k=2.5), "k must be a whole number"),  # type: ignore[arg-type]
+            (lambda: ix.add_texts(["x"], metadatas=[{"bad key!": 1}]), "metadata key 'bad key!'"),
+            (lambda: ix.add_texts(["x"], metadatas=[{"nested": {"a": 1}}]), "nested objects cannot be filtered"),
+            (lambda: ix.add_texts([3]), "texts must be strings"),  # type: ignore[list-item]
+        ]:
+            with pytest.raises(ConfigError, match=match):
+                call()
+        assert ix.stats().documents == 1  # nothing half done
+    with pytest.raises(ConfigError, match="threads must be a whole number"):
+        Index(tmp_path / "ix", encoder=fake_encoder, threads=-2)
