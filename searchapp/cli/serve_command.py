@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors
+from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors, say
 from searchapp.errors import SearchappError
 
 
@@ -54,14 +54,14 @@ def serve(
         from searchapp.store.locate import display, is_postgres
 
         if not _is_loopback(host) and not api_key:
-            typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
+            say(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
                        err=True)
         # A read-only server must not create anything; a writable one may start from an empty index.
         ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
             shown = display(index) if is_postgres(index) else os.path.abspath(index)
-            typer.echo(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
+            say(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
             uvicorn.run(application, host=host, port=port, log_level="warning")
         finally:
             ix.close()
