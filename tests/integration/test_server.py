@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -56,6 +57,29 @@ def test_documents_and_search_over_http_match_the_python_api(index: Index) -> No
         status = http.get("/status").json()
         assert (status["documents"], status["passages"], status["read_only"]) == (2, 2, False)
         assert "k1" not in {h["path"] for h in http.post("/search", json={"query": "rotate"}).json()["hits"]}
+
+
+def test_a_writer_cannot_replace_an_ingested_file_with_a_text(tmp_path: Path, index: Index) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    real = str(docs / "keys.md")
+    Path(real).write_text("Rotate the signing keys every quarter.\n")
+    index.ingest(docs)
+    index.add_texts(["Signing keys expire after a year."], ids=["k2"])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.delete(f"/documents/{quote(real, safe='')}")
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["type"] == "permission_error" and "ingested file" in r.json()["error"]["message"]
+        for forged in (real, "/etc/passwd", "C:\\Users\\me\\keys.md"):
+            r = http.post("/documents", json={"documents": [{"id": forged, "text": "Forged keys text."}]})
+            assert r.status_code == 400 and "absolute file path" in r.json()["error"]["message"], r.text
+        hits = http.post("/search", json={"query": "signing keys", "mode": "lexical"}).json()["hits"]
+        assert {h["path"]: (h["source"], h["text"]) for h in hits} == {
+            real: ("file", "Rotate the signing keys every quarter."),
+            "k2": ("text", "Signing keys expire after a year."),
+        }
+        assert http.delete("/documents/k2").status_code == 200
+    assert index.remove([real]) == 1  # the Python API, on the index's own side, still removes files
 
 
 def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
