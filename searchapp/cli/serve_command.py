@@ -54,8 +54,8 @@ def serve(
         from searchapp.store.locate import display, is_postgres
 
         if not _is_loopback(host) and not api_key:
-            say(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
-                       err=True)
+            say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
+                "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
         # A read-only server must not create anything; a writable one may start from an empty index.
         ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
         try:

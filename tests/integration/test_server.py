@@ -158,6 +158,25 @@ def test_api_key_is_required_on_every_request_and_nothing_changes_without_it(ind
         assert http.get("/status", headers={"X-API-Key": "s3cret"}).json()["documents"] == 3
 
 
+def test_without_a_key_only_loopback_host_names_are_answered(index: Index) -> None:
+    # DNS rebinding: a web page's own name, re-pointed at 127.0.0.1, reaches the server with that name as Host.
+    port = 8000
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        for host in ("evil.example", f"evil.example:{port}", "localhost.evil.example", "127.0.0.1.nip.io",
+                     "10.0.0.1", "[::2]", "0x7f000001", ""):
+            r = http.get("/status", headers={"Host": host})
+            assert r.status_code == 403, (host, r.text)
+            assert r.json()["error"]["type"] == "permission_error" and "Host" in r.json()["error"]["message"]
+            assert http.post("/documents", json={"documents": DOCS}, headers={"Host": host}).status_code == 403
+        assert index.stats().documents == 0
+        for host in ("localhost", f"localhost:{port}", "LOCALHOST.", "127.0.0.1", f"127.0.0.1:{port}", "127.1.2.3",
+                     "[::1]", f"[::1]:{port}"):
+            assert http.get("/status", headers={"Host": host}).status_code == 200, host
+    with running(create_app(index, api_key="k")) as url, httpx.Client(base_url=url) as http:
+        r = http.get("/status", headers={"Host": "search.example.com", "Authorization": "Bearer k"})
+        assert r.status_code == 200  # with a key, the key is the guard: any name may reach it
+
+
 def test_read_only_refuses_writes(index: Index) -> None:
     index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
     with running(create_app(index, read_only=True)) as url, httpx.Client(base_url=url) as http:
