@@ -110,6 +110,19 @@ def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
         )
 
 
+def test_one_batch_cannot_ask_for_more_than_ten_thousand_hits(index: Index) -> None:
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.post("/search/batch", json={"queries": ["keys"] * 256, "k": 1000, "mode": "lexical"})
+        assert r.status_code == 422, r.status_code
+        assert r.json()["error"]["message"] == (
+            "256 queries x k 1000 = 256000 hits, over the limit of 10000 per request: send fewer queries or a "
+            "smaller k"
+        )
+        r = http.post("/search/batch", json={"queries": ["keys"] * 10, "k": 1000, "mode": "lexical"})
+        assert r.status_code == 200 and len(r.json()["results"]) == 10
+
+
 def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
     from searchapp.errors import StorageError
 
