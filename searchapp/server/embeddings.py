@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.errors import ConfigError
-from searchapp.server.schemas import MAX_INPUTS, Embedding, EmbeddingsRequest, EmbeddingsResponse, Usage
+from searchapp.server.schemas import (
+    MAX_EMBEDDING_TOKENS,
+    MAX_INPUTS,
+    Embedding,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from searchapp.encode.encoder import Encoder
@@ -38,6 +45,10 @@ def create(encoder: Encoder, body: EmbeddingsRequest, model_id: str) -> Embeddin
     over = next((i for i, n in enumerate(counts) if n > limit), None)
     if over is not None:
         raise ConfigError(f"input[{over}]: {counts[over]} tokens, over the model's limit of {limit}")
+    if sum(counts) > MAX_EMBEDDING_TOKENS:
+        raise ConfigError(f"input: {sum(counts)} tokens in all, over the limit of {MAX_EMBEDDING_TOKENS} per "
+                          "request: send fewer or shorter texts")
+    # The encoder takes turns batch by batch, so searches' queries are encoded between this request's batches.
     vectors = encoder.encode(texts)
     data = [
         Embedding(index=i, embedding=_encoded(v, body.encoding_format)) for i, v in enumerate(vectors)

@@ -20,6 +20,8 @@ MAX_QUERIES = 256
 MAX_HITS = 10_000
 MAX_DOCUMENTS = 1000
 MAX_INPUTS = 2048  # OpenAI's own limit on embedding inputs per request
+# Tokens of one embeddings request, all inputs together: 2048 long inputs took the encoder for 30 s.
+MAX_EMBEDDING_TOKENS = 65_536
 
 
 class _Strict(BaseModel):

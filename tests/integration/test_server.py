@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import numpy as np
@@ -121,6 +122,77 @@ def test_one_batch_cannot_ask_for_more_than_ten_thousand_hits(index: Index) -> N
         )
         r = http.post("/search/batch", json={"queries": ["keys"] * 10, "k": 1000, "mode": "lexical"})
         assert r.status_code == 200 and len(r.json()["results"]) == 10
+
+
+class SlowModel:
+    """Stands in for the transformer: a token per word plus two special ones, a fixed time per forward pass, and
+    a record of whether two passes ever overlapped."""
+
+    num_layers, dimension, max_length = 1, 4, 512
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.tokenizer = self
+        self.running = 0
+        self.overlapped = False
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = True) -> list[SimpleNamespace]:
+        return [SimpleNamespace(ids=[0] * (len(t.split()) + 2 * add_special_tokens)) for t in texts]
+
+    def forward(self, texts: list[str], truncate: bool = False) -> SimpleNamespace:
+        import torch
+
+        self.running += 1
+        self.overlapped |= self.running > 1
+        time.sleep(self.seconds)
+        self.running -= 1
+        longest = max(len(t.split()) for t in texts) + 2
+        hidden = torch.stack([torch.full((longest, 4), float(len(t))) for t in texts])
+        return SimpleNamespace(hidden_states=hidden.expand(2, -1, -1, -1),
+                               attention_mask=torch.ones(len(texts), longest, dtype=torch.long))
+
+
+def slow_index(tmp_path: Path, seconds: float) -> tuple[Index, SlowModel]:
+    from searchapp import Encoder
+
+    encoder, model = Encoder(batch_size=8), SlowModel(seconds)
+    encoder._model = model  # type: ignore[assignment]
+    return Index(tmp_path / "slow", create=True, encoder=encoder), model
+
+
+def test_a_search_does_not_wait_for_a_bulk_embeddings_request(tmp_path: Path) -> None:
+    index, model = slow_index(tmp_path, seconds=0.05)
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    bulk = {"model": index.config.model, "input": [f"text number {i}" for i in range(8 * 40)]}  # 40 passes: 2 s
+    answers: list[httpx.Response] = []
+    with running(create_app(index)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        thread = threading.Thread(target=lambda: answers.append(http.post("/v1/embeddings", json=bulk)))
+        thread.start()
+        time.sleep(0.3)  # the bulk request is encoding
+        started = time.monotonic()
+        r = http.post("/search", json={"query": "rotate signing keys", "mode": "dense"})
+        waited, in_flight = time.monotonic() - started, thread.is_alive()
+        thread.join()
+    index.close()
+    assert r.status_code == 200 and r.json()["hits"]
+    assert waited < 1.0, f"the search waited {waited:.2f}s behind the embeddings request"
+    assert in_flight, "the bulk request ended before the search: make it longer"
+    assert answers[0].status_code == 200 and len(answers[0].json()["data"]) == 8 * 40
+    assert not model.overlapped  # still one forward pass at a time
+
+
+def test_an_embeddings_request_has_a_token_budget(tmp_path: Path) -> None:
+    index, _ = slow_index(tmp_path, seconds=0)
+    with running(create_app(index)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        over = {"model": index.config.model, "input": ["word " * 248] * 300}  # 300 x 250 tokens
+        r = http.post("/v1/embeddings", json=over)
+        assert r.status_code == 400
+        assert r.json()["error"]["message"] == (
+            "input: 75000 tokens in all, over the limit of 65536 per request: send fewer or shorter texts"
+        )
+        within = {"model": index.config.model, "input": ["word " * 248] * 262}  # 65,500 tokens
+        assert http.post("/v1/embeddings", json=within).status_code == 200
+    index.close()
 
 
 def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
