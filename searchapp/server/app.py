@@ -149,7 +149,8 @@ def create_app(
         """OpenAI-compatible embeddings with the index's encoder (``float`` or little-endian float32 ``base64``)."""
         if body.model != model_id:
             raise HTTPException(404, f"model {body.model!r} not found: this server embeds with {model_id!r}")
-        return embeddings.create(index.encoder, body, model_id)  # type: ignore[arg-type]
+        budget = index.config.splitter.max_tokens
+        return embeddings.create(index.encoder, body, model_id, budget)  # type: ignore[arg-type]
 
     @app.get("/v1/models", response_model=ModelList, tags=["openai"])
     def list_models() -> ModelList:

@@ -195,6 +195,19 @@ def test_an_embeddings_request_has_a_token_budget(tmp_path: Path) -> None:
     index.close()
 
 
+def test_embedding_inputs_are_held_to_the_index_passage_budget(tmp_path: Path) -> None:
+    index, model = slow_index(tmp_path, seconds=0)  # the stand-in model would take 512 tokens
+    assert index.config.splitter.max_tokens == 256 < model.max_length
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        body = {"model": index.config.model, "input": ["fits", "word " * 254]}  # 256 tokens with the special ones
+        assert http.post("/v1/embeddings", json=body).status_code == 200
+        body["input"] = ["fits", "word " * 298]
+        r = http.post("/v1/embeddings", json=body)
+        assert r.status_code == 400
+        assert r.json()["error"]["message"].startswith("input[1]: 300 tokens, over the limit of 256")
+    index.close()
+
+
 def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
     from searchapp.errors import StorageError
 
@@ -361,8 +374,8 @@ def test_openai_client_embeddings_equal_encoder_output(tmp_path: Path, real_enco
         np.testing.assert_allclose(np.array(one.data[0].embedding), expected[0], atol=1e-6)
         with pytest.raises(openai.NotFoundError):
             client.embeddings.create(model="text-embedding-3-small", input="x")
-        with pytest.raises(openai.BadRequestError, match="over the model's limit"):
-            client.embeddings.create(model=model, input="word " * 600)
+        with pytest.raises(openai.BadRequestError, match="over the limit of 256"):
+            client.embeddings.create(model=model, input="word " * 300)
         with pytest.raises(openai.BadRequestError, match="dimensions"):
             client.embeddings.create(model=model, input="x", dimensions=8)
         with pytest.raises(openai.BadRequestError, match="token ids"):
