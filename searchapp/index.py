@@ -9,7 +9,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 import numpy as np
@@ -286,8 +286,8 @@ class Index:
 
         An id already held is replaced when its text changed; when only its metadata or title changed, they are
         updated without embedding again. ``ids`` default to :func:`text_id` of each text. Raises ``ConfigError``
-        on an empty text, an empty or repeated id, an id that names an ingested file, or metadata that is not a
-        JSON object.
+        on an empty text, an empty or repeated id, an id that looks like an absolute file path (the names of
+        ingested files), or metadata that is not a JSON object.
         """
         for name, value in (("texts", texts), ("ids", ids), ("metadatas", metadatas), ("titles", titles)):
             if isinstance(value, str | bytes | Mapping):
@@ -300,20 +300,18 @@ class Index:
         if not len(keys) == len(metas) == len(names) == len(texts):
             raise ConfigError("texts, ids, metadatas and titles must have the same length")
         _check_texts(texts, keys, metas)
-        files = self.stores.document_ids(keys, source="file")
-        if files:
-            raise ConfigError(f"id {next(iter(files))!r} names an ingested file: choose another id")
         return self.ingest_records(zip(keys, names, texts, metas, strict=True))
 
-    def remove(self, ids: Iterable[str]) -> int:
-        """Remove documents by text id or file path; returns how many there were (unknown ids are ignored)."""
+    def remove(self, ids: Iterable[str], source: str | None = None) -> int:
+        """Remove documents by text id or file path (only those of ``source``, ``"file"`` or ``"text"``, when
+        given); returns how many there were (unknown ids are ignored)."""
         if isinstance(ids, str | bytes):
             raise ConfigError("ids must be a list of ids (for one, remove([id]))")
         keys = list(dict.fromkeys(ids))
         if not all(isinstance(k, str) for k in keys):
             raise ConfigError("ids must be strings")
         with self.writing():
-            doc_ids = list(self.stores.document_ids(keys).values())
+            doc_ids = list(self.stores.document_ids(keys, source=source).values())
             if doc_ids:
                 self.stores.write(remove=doc_ids, add=[])
                 self.stores.flush()
@@ -412,6 +410,9 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
     for i, (text, key, meta) in enumerate(zip(texts, keys, metas, strict=True)):
         if not isinstance(key, str) or not key.strip():
             raise ConfigError(f"text {i}: the id must be a non-empty string")
+        if _looks_like_a_file(key):
+            raise ConfigError(f"id {key!r} looks like an absolute file path, which names ingested files only: "
+                              "choose another id")
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"text {key!r}: empty text")
         if not isinstance(meta, Mapping):
@@ -431,3 +432,10 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")
+
+
+def _looks_like_a_file(key: str) -> bool:
+    # Files are stored by absolute path and texts by id in one namespace; were an id allowed to be absolute, a
+    # text could take a removed file's place and hits would show the real path with forged text. Windows forms
+    # are refused on every OS so that an index means the same wherever it is opened.
+    return key.startswith(("/", "\\")) or PureWindowsPath(key).is_absolute() or os.path.isabs(key)

@@ -44,8 +44,9 @@ class Hit:
 
     ``score`` is the score of the ranking mode; ``dense_score`` (cosine) and ``lexical_score`` (BM25) are the
     raw scores of each side, ``None`` where the mode did not compute them. ``path`` is the document's path, or
-    the id of a text added through the API; ``start``/``end`` the passage's span in the document's text;
-    ``metadata`` the document's metadata.
+    the id of a text added through the API, and ``source`` says which (``"file"`` or ``"text"``: a text id may
+    look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
+    document's text; ``metadata`` the document's metadata.
     """
 
     rank: int
@@ -59,6 +60,7 @@ class Hit:
     dense_score: float | None = None
     lexical_score: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    source: str = "file"  # last, with a default: hits made before it existed (an older server's JSON) still load
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -69,6 +71,7 @@ class Hit:
             "lexical_score": self.lexical_score,
             "passage_id": self.passage_id,
             "path": self.path,
+            "source": self.source,
             "title": self.title,
             "start": self.start,
             "end": self.end,
@@ -118,7 +121,7 @@ class NewDocument:
 
 @dataclass(frozen=True)
 class PassageRecord:
-    """A passage hydrated with its document's path, title and metadata."""
+    """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``)."""
 
     id: int
     path: str
@@ -127,6 +130,7 @@ class PassageRecord:
     end: int
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    source: str = "file"
 
 
 def dump_metadata(metadata: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     return {
         **hit.metadata,
         "path": hit.path,
+        "source": hit.source,
         "title": hit.title,
         "start": hit.start,
         "end": hit.end,

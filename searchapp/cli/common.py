@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,13 +63,40 @@ MaxTokensOpt = Annotated[
 OverlapOpt = Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")]
 
 
+# What a terminal obeys instead of showing: C0 controls (line breaks too: every message is one line), DEL, C1
+# controls (U+009B is a CSI of its own) and the bidi marks, embeddings, overrides and isolates that make text
+# read in another order than it is stored (a file "txt.exe" shown as "exe.txt").
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print for a human: every control or bidi character as a visible ``\\xNN`` / ``\\uNNNN``.
+
+    Passage text, file names and index paths come from files anyone may have written; printed raw, their
+    escape sequences would clear the screen, set the window title or write the clipboard (OSC 52), and OSC
+    sequences survive piping, which strips only colours.
+    """
+    return _UNSAFE.sub(_escaped, text)
+
+
+def say(text: str, err: bool = False) -> None:
+    """Print one line for a human (on stderr with ``err``), through :func:`printable`; JSON goes through
+    :func:`emit_json`, exact."""
+    typer.echo(printable(text), err=err)
+
+
 @contextmanager
 def errors() -> Iterator[None]:
     """Expected failures end as one line on stderr and exit status 1, never a traceback."""
     try:
         yield
     except SearchappError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        say(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 
 

@@ -19,6 +19,7 @@ from searchapp.cli.common import (
     emit_json,
     errors,
     fusion_options,
+    say,
 )
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import METRICS
@@ -55,7 +56,7 @@ def _encoder_config(
 
 
 def _progress(message: str) -> None:
-    typer.echo(message, err=True)
+    say(message, err=True)
 
 
 @fusion_options()
@@ -95,11 +96,11 @@ def eval_cmd(
     if as_json:
         emit_json(out)
         return
-    typer.echo(f"{dataset.name} {split}: {prepared.judged} queries ({skipped} skipped: no relevant document)")
+    say(f"{dataset.name} {split}: {prepared.judged} queries ({skipped} skipped: no relevant document)")
     names = list(next(iter(results.values())))
-    typer.echo(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
+    say(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
     for m, metrics in results.items():
-        typer.echo(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
+        say(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
 
 
 @fusion_options(only=("k0",))
@@ -138,10 +139,10 @@ def tune(
     if as_json:
         emit_json(out)
         return
-    typer.echo(f"best on {dataset.name} {split} ({prepared.judged} queries): "
+    say(f"best on {dataset.name} {split} ({prepared.judged} queries): "
                + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
     if write_config is not None:
-        typer.echo(f"written to {write_config}")
+        say(f"written to {write_config}")
 
 
 def eval_sts(
@@ -165,4 +166,4 @@ def eval_sts(
                     "pooling_params": config.pooling_params, "pairs": len(pairs.scores), "spearman": round(rho, 4)})
         return
     shown = f"{config.pooling} {json.dumps(config.pooling_params)}" if config.pooling_params else config.pooling
-    typer.echo(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")
+    say(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")

@@ -26,6 +26,7 @@ from searchapp.cli.common import (
     emit_json,
     errors,
     fusion_options,
+    say,
 )
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
@@ -87,18 +88,18 @@ def ingest(
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links)
     for failed_path, reason in summary.failures:
-        typer.echo(f"warning: {display_path(failed_path)}: {reason}", err=True)
+        say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
         emit_json(summary.to_dict())
     else:
-        typer.echo(
+        say(
             f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
             f"removed {summary.removed}, failed {summary.failed}; "
             f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
         )
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
-        typer.echo("error: no file could be ingested", err=True)
+        say("error: no file could be ingested", err=True)
         raise typer.Exit(1)
 
 
@@ -196,15 +197,15 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         typer.echo(json.dumps(doc, ensure_ascii=False) if header else json.dumps(doc, ensure_ascii=False, indent=2))
         return
     if header:
-        typer.echo(f"# {query}")
+        say(f"# {query}")
     if not hits:
-        typer.echo("no results")
+        say("no results")
         return
     for h in hits:
         snippet = " ".join(h.text.split())
         snippet = snippet[:157] + "..." if len(snippet) > 160 else snippet
-        typer.echo(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
-        typer.echo(f"     {snippet}")
+        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
+        say(f"     {snippet}")
 
 
 def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
@@ -217,7 +218,7 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
         emit_json(stats.to_dict())
         return
     for key, value in stats.to_dict().items():
-        typer.echo(f"{key:>15}: {value}")
+        say(f"{key:>15}: {value}")
 
 
 def remove(
@@ -234,4 +235,4 @@ def remove(
     if as_json:
         emit_json({"removed": removed})
     else:
-        typer.echo(f"removed {removed}")
+        say(f"removed {removed}")

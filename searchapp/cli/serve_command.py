@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors
+from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors, say
 from searchapp.errors import SearchappError
 
 
@@ -72,13 +72,13 @@ def serve(
         from searchapp.store.locate import display, index_exists, is_postgres
 
         if not _is_loopback(host) and not api_key:
-            typer.echo(f"warning: serving on {host} without an API key; anyone who can reach it can use it",
-                       err=True)
+            say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
+                "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
         shown = display(index) if is_postgres(index) else os.path.abspath(index)
         sock = _listen(host, port)  # before anything is created or announced: a port in use is one line
         # A read-only server must not create anything; a writable one may start from an empty index, and says so.
         if not read_only and not index_exists(index):
-            typer.echo(f"warning: no index at {shown}: serving a new, empty one", err=True)
+            say(f"warning: no index at {shown}: serving a new, empty one", err=True)
         try:
             ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
         except BaseException:
@@ -86,7 +86,7 @@ def serve(
             raise
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
-            typer.echo(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
+            say(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
             uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
         finally:
             sock.close()

@@ -6,6 +6,7 @@ Importing this module does not import torch; the model loads on first use.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +22,51 @@ if TYPE_CHECKING:
     from searchapp.encode.transformer import TransformerModel
 
 
+class _Turns:
+    """A reentrant lock granted in the order it was asked for.
+
+    An encode holds it one batch at a time; with ``threading.RLock`` the thread that releases it may take it
+    straight back, so a bulk job would still keep a waiting query out until its last batch.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[int] = deque()
+        self._owner: int | None = None
+        self._depth = 0
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return
+            self._queue.append(me)
+            try:
+                while self._owner is not None or self._queue[0] != me:
+                    self._cond.wait()
+            except BaseException:  # interrupted while waiting: give up the place in the queue
+                self._queue.remove(me)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+
 _MODELS: dict[tuple[str, int | None, str], TransformerModel] = {}
-# One encode at a time per process: a fast tokenizer used from two threads at once fails ("Already borrowed"),
-# and two forward passes on the same cores only slow each other down. A server's threads rely on this.
-_LOCK = threading.RLock()
+# One tokenizer call or forward pass at a time per process: a fast tokenizer used from two threads at once fails
+# ("Already borrowed"), and two forward passes on the same cores only slow each other down. A server's threads
+# rely on this. Taken per batch, in turn, so that a query waits for one batch of a bulk job, not all of it.
+_LOCK = _Turns()
+# Texts tokenized per turn when counting tokens.
+_COUNT_CHUNK = 256
 
 
 def _shared_model(name: str, threads: int | None, precision: str) -> TransformerModel:
@@ -99,29 +141,30 @@ class Encoder:
     def token_counts(self, texts: list[str]) -> list[int]:
         """Tokens the model sees for each text, special tokens included, before any truncation."""
         model = self._load()
-        with _LOCK:
-            return [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=True)]
+        counts: list[int] = []
+        for i in range(0, len(texts), _COUNT_CHUNK):
+            with _LOCK:
+                chunk = model.tokenizer.encode_batch(texts[i : i + _COUNT_CHUNK], add_special_tokens=True)
+            counts.extend(len(e.ids) for e in chunk)
+        return counts
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
         """Vectors for ``texts``: float32 ``(n, d)``, rows of unit length (a zero vector stays zero)."""
-        model = self._load()
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        with _LOCK:
-            return self._encode(model, texts, truncate)
-
-    def _encode(self, model: TransformerModel, texts: list[str], truncate: bool) -> np.ndarray:
         import torch
 
-        lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        model = self._load()
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        with _LOCK:
+            lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=False)]
         order = np.argsort(lengths, kind="stable")
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i in range(0, len(texts), self.batch_size):
             idx = order[i : i + self.batch_size]
-            states = model.forward([texts[j] for j in idx], truncate=truncate)
-            vecs = self._pool(states.hidden_states, states.attention_mask)
-            vecs = torch.nn.functional.normalize(vecs.float(), dim=-1)
-            out[idx] = vecs.numpy()
+            with _LOCK:
+                states = model.forward([texts[j] for j in idx], truncate=truncate)
+                vecs = self._pool(states.hidden_states, states.attention_mask)
+                out[idx] = torch.nn.functional.normalize(vecs.float(), dim=-1).numpy()
         return out
 
 

@@ -105,7 +105,7 @@ def _hydrate(reader: Reader, run: Run, dense: dict[int, float], lex: dict[int, f
                 rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
                 start=rec.start, end=rec.end, text=rec.text,
                 dense_score=dense.get(pid) if mode != "lexical" else None,
-                lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata,
+                lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata, source=rec.source,
             )
         )
     return hits

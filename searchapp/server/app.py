@@ -128,11 +128,16 @@ def create_app(
 
     @app.delete("/documents/{doc_id:path}", response_model=DeleteResponse, tags=["documents"])
     def delete_document(doc_id: str) -> DeleteResponse:
-        """Remove a document by its text id (or a file's path)."""
+        """Remove a text by its id (an ingested file's document is refused with 403)."""
         writable()
-        if not index.remove([doc_id]):
-            raise HTTPException(404, f"no document with id {doc_id!r}")
-        return DeleteResponse(id=doc_id, deleted=True)
+        # Files belong to whoever runs `searchapp ingest`: a writer over HTTP deleting one would leave the index
+        # disagreeing with the folder until the next ingest, and the path free for a text to pose as the file.
+        if index.remove([doc_id], source="text"):
+            return DeleteResponse(id=doc_id, deleted=True)
+        if index.stores.document_ids([doc_id], source="file"):
+            raise HTTPException(403, f"{doc_id!r} is an ingested file: only texts can be deleted over HTTP; delete "
+                                "the file and run `searchapp ingest` on its folder again")
+        raise HTTPException(404, f"no document with id {doc_id!r}")
 
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:
@@ -144,7 +149,8 @@ def create_app(
         """OpenAI-compatible embeddings with the index's encoder (``float`` or little-endian float32 ``base64``)."""
         if body.model != model_id:
             raise HTTPException(404, f"model {body.model!r} not found: this server embeds with {model_id!r}")
-        return embeddings.create(index.encoder, body, model_id)  # type: ignore[arg-type]
+        budget = index.config.splitter.max_tokens
+        return embeddings.create(index.encoder, body, model_id, budget)  # type: ignore[arg-type]
 
     @app.get("/v1/models", response_model=ModelList, tags=["openai"])
     def list_models() -> ModelList:

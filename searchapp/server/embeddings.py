@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.errors import ConfigError
-from searchapp.server.schemas import MAX_INPUTS, Embedding, EmbeddingsRequest, EmbeddingsResponse, Usage
+from searchapp.server.schemas import (
+    MAX_EMBEDDING_TOKENS,
+    MAX_INPUTS,
+    Embedding,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from searchapp.encode.encoder import Encoder
@@ -28,16 +35,25 @@ def _inputs(body: EmbeddingsRequest) -> list[str]:
     return texts  # type: ignore[return-value]
 
 
-def create(encoder: Encoder, body: EmbeddingsRequest, model_id: str) -> EmbeddingsResponse:
-    """Embed the request's texts. A text over the model's limit is an error, as at OpenAI, not truncated."""
+def create(encoder: Encoder, body: EmbeddingsRequest, model_id: str, max_tokens: int) -> EmbeddingsResponse:
+    """Embed the request's texts. A text over ``max_tokens`` (the index's passage budget, special tokens included)
+    is an error, as at OpenAI, not truncated."""
     texts = _inputs(body)
     if body.dimensions is not None and body.dimensions != encoder.dimension:
         raise ConfigError(f"dimensions: this model gives {encoder.dimension}, asked {body.dimensions}")
     counts = encoder.token_counts(texts)
-    limit = encoder.max_tokens
+    # The index's passage budget, not the model's 512 positions: all-MiniLM-L6-v2 was trained on up to 256 word
+    # pieces and the index's passages are embedded within the budget, so a longer input would get a vector of a
+    # kind the model never learnt, and one not comparable with the index's.
+    limit = min(max_tokens, encoder.max_tokens)
     over = next((i for i, n in enumerate(counts) if n > limit), None)
     if over is not None:
-        raise ConfigError(f"input[{over}]: {counts[over]} tokens, over the model's limit of {limit}")
+        raise ConfigError(f"input[{over}]: {counts[over]} tokens, over the limit of {limit} (the index's passage "
+                          "budget, special tokens included): split it")
+    if sum(counts) > MAX_EMBEDDING_TOKENS:
+        raise ConfigError(f"input: {sum(counts)} tokens in all, over the limit of {MAX_EMBEDDING_TOKENS} per "
+                          "request: send fewer or shorter texts")
+    # The encoder takes turns batch by batch, so searches' queries are encoded between this request's batches.
     vectors = encoder.encode(texts)
     data = [
         Embedding(index=i, embedding=_encoded(v, body.encoding_format)) for i, v in enumerate(vectors)

@@ -1,4 +1,5 @@
-"""ASGI middleware in front of every route: the API key and the request size limit.
+"""ASGI middleware in front of every route: the API key (or, without one, loopback host names only) and the
+request size limit.
 
 It sits below FastAPI's routing so that it covers everything, the OpenAPI schema and docs pages included, and it
 counts the bytes of the body as they arrive instead of trusting Content-Length alone.
@@ -7,6 +8,7 @@ counts the bytes of the body as they arrive instead of trusting Content-Length a
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -18,8 +20,33 @@ def error_body(message: str, kind: str, code: str | None = None) -> dict[str, An
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+def loopback_host(value: bytes) -> bool:
+    """Whether a ``Host`` header names this machine's loopback: ``localhost``, an address of 127/8 or ``[::1]``,
+    with or without a port."""
+    try:
+        host = value.decode("ascii").lower()
+    except UnicodeDecodeError:
+        return False
+    if host.startswith("["):
+        name, bracket, port = host[1:].partition("]")
+        if not bracket or (port and not port.startswith(":")):
+            return False
+        port = port[1:]
+    else:
+        name, _, port = host.partition(":")
+    if port and not port.isdigit():
+        return False
+    if name in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 class Guard:
-    """Refuse requests without ``api_key`` (401) and bodies over ``max_body`` bytes (413)."""
+    """Refuse requests without ``api_key`` (401), or without one any not addressed to a loopback name (403),
+    and bodies over ``max_body`` bytes (413)."""
 
     def __init__(self, app: ASGIApp, api_key: str | None, max_body: int) -> None:
         self.app = app
@@ -38,6 +65,18 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
+        # A keyless server trusts whoever reaches it, which a web page can through DNS rebinding: its own name,
+        # re-pointed at 127.0.0.1, arrives as the Host. Browsers always send the name they resolved.
+        if self.api_key is None and not loopback_host(headers.get(b"host", b"")):
+            shown = headers.get(b"host", b"").decode("ascii", "replace")[:100]
+            response = JSONResponse(
+                error_body(f"Host {shown!r} refused: without an API key this server answers only requests "
+                           "addressed to localhost, 127.0.0.1 or [::1] (a guard against DNS rebinding); start it "
+                           "with --api-key to serve other names", "permission_error", "invalid_host"),
+                status_code=403,
+            )
+            await response(scope, receive, send)
+            return
         if not self._authorised(headers):
             response = JSONResponse(
                 error_body("missing or wrong API key: send 'Authorization: Bearer KEY'", "authentication_error",

@@ -6,7 +6,8 @@ import typing
 from dataclasses import fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic_core import PydanticCustomError
 
 from searchapp.query.engine import MODES
 from searchapp.query.fusion import Fusion, setting_help
@@ -15,8 +16,12 @@ from searchapp.types import Hit
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes.
 MAX_K = 1000
 MAX_QUERIES = 256
+# Queries x k of one batch: 256 x 1000 hits made a 194 MB answer. 10 x 1000 or 256 x 39 still fit.
+MAX_HITS = 10_000
 MAX_DOCUMENTS = 1000
 MAX_INPUTS = 2048  # OpenAI's own limit on embedding inputs per request
+# Tokens of one embeddings request, all inputs together: 2048 long inputs took the encoder for 30 s.
+MAX_EMBEDDING_TOKENS = 65_536
 
 
 class _Strict(BaseModel):
@@ -66,6 +71,16 @@ class BatchSearchRequest(_Strict):
     mode: Mode = "hybrid"
     filters: Filters | None = None
     fusion: FusionOverrides | None = None  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _bounded(self) -> BatchSearchRequest:
+        hits = len(self.queries) * self.k
+        if hits > MAX_HITS:
+            raise PydanticCustomError(
+                "too_many_hits", "{n} queries x k {k} = {hits} hits, over the limit of {limit} per request: send "
+                "fewer queries or a smaller k", {"n": len(self.queries), "k": self.k, "hits": hits, "limit": MAX_HITS},
+            )
+        return self
 
 
 class SearchResponse(BaseModel):

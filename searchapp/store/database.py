@@ -192,7 +192,7 @@ class Database:
         return all_ids
 
     def hydrate(self, ids: Sequence[int], conn: Connection | None = None) -> dict[int, PassageRecord]:
-        """Passages with their document's path, title and metadata, by id (unknown ids are left out).
+        """Passages with their document's path, title, metadata and source, by id (unknown ids are left out).
 
         ``conn``: a connection the caller already holds (a search holds one; taking a second from the pool per
         query can exhaust it when many threads search at once).
@@ -201,12 +201,12 @@ class Database:
             return {}
         query = (
             select(_PASSAGES.c.id, _DOCS.c.path, _DOCS.c.title, _PASSAGES.c.start, _PASSAGES.c.end,
-                   _PASSAGES.c.text, _DOCS.c.metadata)
+                   _PASSAGES.c.text, _DOCS.c.metadata, _DOCS.c.source)
             .join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id)
             .where(_PASSAGES.c.id.in_(list(ids)))
         )
         if conn is not None:
-            return {r[0]: PassageRecord(*r[:6], json.loads(r[6])) for r in conn.execute(query)}
+            return {r[0]: PassageRecord(*r[:6], json.loads(r[6]), r[7]) for r in conn.execute(query)}
         with self.engine.connect() as own:
             return self.hydrate(ids, own)
 

@@ -607,11 +607,11 @@ class PostgresReader(Reader):
         if not ids:
             return {}
         rows = self.conn.execute(
-            text('SELECT p.id, d.path, d.title, p.start, p."end", p.text, d.metadata FROM passages p '
+            text('SELECT p.id, d.path, d.title, p.start, p."end", p.text, d.metadata, d.source FROM passages p '
                  "JOIN documents d ON d.id = p.document_id WHERE p.id = ANY(:ids)"),
             {"ids": list(ids)},
         )
-        return {int(r[0]): PassageRecord(int(r[0]), r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows}
+        return {int(r[0]): PassageRecord(int(r[0]), r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7]) for r in rows}
 
 
 def _reason(exc: DBAPIError) -> str:

@@ -34,6 +34,7 @@ def test_langchain_retriever(index: Index) -> None:
     docs = SearchappRetriever(searcher=index, k=2).invoke(QUERY)
     assert [d.page_content for d in docs] == [h.text for h in expected]
     assert docs[0].metadata["path"] == "k1" and docs[0].metadata["team"] == "security"
+    assert docs[0].metadata["source"] == "text"
     assert docs[0].metadata["score"] == pytest.approx(expected[0].score)
     assert docs[0].id == str(expected[0].passage_id)
     filtered = SearchappRetriever(searcher=index, k=3, filters={"metadata": {"team": "storage"}}).invoke(QUERY)
@@ -83,6 +84,7 @@ def test_client_over_http_drives_an_adapter(index: Index) -> None:
 
     with running(create_app(index, api_key="k")) as url, Client(url, api_key="k") as client:
         assert client.search(QUERY, k=2) == index.search(QUERY, k=2)
+        assert {h.source for h in client.search(QUERY, k=2)} == {"text"}
         assert client.search_batch([QUERY, "database"], k=1, mode="lexical") == index.search_batch(
             [QUERY, "database"], k=1, mode="lexical"
         )

@@ -14,7 +14,8 @@ from searchapp.cli import app
 
 runner = CliRunner()
 HIT_FIELDS = {
-    "rank", "score", "dense_score", "lexical_score", "passage_id", "path", "title", "start", "end", "text", "metadata"
+    "rank", "score", "dense_score", "lexical_score", "passage_id", "path", "source", "title", "start", "end", "text",
+    "metadata",
 }
 SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures"}
 
@@ -42,7 +43,7 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
     out = json.loads(res.stdout)
     assert out["query"] == "how do I rotate the signing keys?" and out["mode"] == "hybrid"
     assert set(out["hits"][0]) == HIT_FIELDS
-    assert out["hits"][0]["path"].endswith("keys.md")
+    assert out["hits"][0]["path"].endswith("keys.md") and out["hits"][0]["source"] == "file"
     assert len(out["hits"]) == 2
 
     res = runner.invoke(app, ["query", "tomatoes", "--mode", "lexical"])
@@ -128,4 +129,4 @@ def test_query_file_runs_every_line_as_json_lines(tmp_path: Path, real_encoder) 
     assert [h["passage_id"] for h in single["hits"]] == [h["passage_id"] for h in docs[1]["hits"]]
     assert single["hits"][0]["dense_score"] == pytest.approx(docs[1]["hits"][0]["dense_score"], abs=1e-5)
     res = runner.invoke(app, ["query", "x", "--file", "q.txt"])
-    assert res.exit_code == 1 and "not both" in res.stderr
+    assert res.exit_code == 2 and "not both" in res.output  # a usage error, as docs/cli.md says

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from searchapp import Index, IndexConfig, IndexLockedError
 from searchapp.errors import ConfigError, IndexNotFoundError
-from tests.integration.test_texts_and_filters import FILTER_CASES, check_filters
+from tests.integration.test_texts_and_filters import FILTER_CASES, check_filters, check_sources
 
 MODES = ("lexical", "dense", "hybrid")
 TEXTS = {
@@ -336,3 +336,8 @@ def test_a_schema_written_by_a_newer_version_is_refused(pg_url: str, fake_encode
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(SchemaError, match="newer searchapp"):
         Index(pg_url, encoder=fake_encoder)
+
+
+def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        check_sources(ix, tmp_path / "docs")

@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -58,6 +60,29 @@ def test_documents_and_search_over_http_match_the_python_api(index: Index) -> No
         assert "k1" not in {h["path"] for h in http.post("/search", json={"query": "rotate"}).json()["hits"]}
 
 
+def test_a_writer_cannot_replace_an_ingested_file_with_a_text(tmp_path: Path, index: Index) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    real = str(docs / "keys.md")
+    Path(real).write_text("Rotate the signing keys every quarter.\n")
+    index.ingest(docs)
+    index.add_texts(["Signing keys expire after a year."], ids=["k2"])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.delete(f"/documents/{quote(real, safe='')}")
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["type"] == "permission_error" and "ingested file" in r.json()["error"]["message"]
+        for forged in (real, "/etc/passwd", "C:\\Users\\me\\keys.md"):
+            r = http.post("/documents", json={"documents": [{"id": forged, "text": "Forged keys text."}]})
+            assert r.status_code == 400 and "absolute file path" in r.json()["error"]["message"], r.text
+        hits = http.post("/search", json={"query": "signing keys", "mode": "lexical"}).json()["hits"]
+        assert {h["path"]: (h["source"], h["text"]) for h in hits} == {
+            real: ("file", "Rotate the signing keys every quarter."),
+            "k2": ("text", "Signing keys expire after a year."),
+        }
+        assert http.delete("/documents/k2").status_code == 200
+    assert index.remove([real]) == 1  # the Python API, on the index's own side, still removes files
+
+
 def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
     with running(create_app(index, max_body=4096)) as url, httpx.Client(base_url=url) as http:
         cases = [
@@ -84,6 +109,103 @@ def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
         assert {"/search", "/search/batch", "/documents", "/status", "/v1/embeddings", "/v1/models"} <= set(
             schema["paths"]
         )
+
+
+def test_one_batch_cannot_ask_for_more_than_ten_thousand_hits(index: Index) -> None:
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.post("/search/batch", json={"queries": ["keys"] * 256, "k": 1000, "mode": "lexical"})
+        assert r.status_code == 422, r.status_code
+        assert r.json()["error"]["message"] == (
+            "256 queries x k 1000 = 256000 hits, over the limit of 10000 per request: send fewer queries or a "
+            "smaller k"
+        )
+        r = http.post("/search/batch", json={"queries": ["keys"] * 10, "k": 1000, "mode": "lexical"})
+        assert r.status_code == 200 and len(r.json()["results"]) == 10
+
+
+class SlowModel:
+    """Stands in for the transformer: a token per word plus two special ones, a fixed time per forward pass, and
+    a record of whether two passes ever overlapped."""
+
+    num_layers, dimension, max_length = 1, 4, 512
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.tokenizer = self
+        self.running = 0
+        self.overlapped = False
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = True) -> list[SimpleNamespace]:
+        return [SimpleNamespace(ids=[0] * (len(t.split()) + 2 * add_special_tokens)) for t in texts]
+
+    def forward(self, texts: list[str], truncate: bool = False) -> SimpleNamespace:
+        import torch
+
+        self.running += 1
+        self.overlapped |= self.running > 1
+        time.sleep(self.seconds)
+        self.running -= 1
+        longest = max(len(t.split()) for t in texts) + 2
+        hidden = torch.stack([torch.full((longest, 4), float(len(t))) for t in texts])
+        return SimpleNamespace(hidden_states=hidden.expand(2, -1, -1, -1),
+                               attention_mask=torch.ones(len(texts), longest, dtype=torch.long))
+
+
+def slow_index(tmp_path: Path, seconds: float) -> tuple[Index, SlowModel]:
+    from searchapp import Encoder
+
+    encoder, model = Encoder(batch_size=8), SlowModel(seconds)
+    encoder._model = model  # type: ignore[assignment]
+    return Index(tmp_path / "slow", create=True, encoder=encoder), model
+
+
+def test_a_search_does_not_wait_for_a_bulk_embeddings_request(tmp_path: Path) -> None:
+    index, model = slow_index(tmp_path, seconds=0.05)
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    bulk = {"model": index.config.model, "input": [f"text number {i}" for i in range(8 * 40)]}  # 40 passes: 2 s
+    answers: list[httpx.Response] = []
+    with running(create_app(index)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        thread = threading.Thread(target=lambda: answers.append(http.post("/v1/embeddings", json=bulk)))
+        thread.start()
+        time.sleep(0.3)  # the bulk request is encoding
+        started = time.monotonic()
+        r = http.post("/search", json={"query": "rotate signing keys", "mode": "dense"})
+        waited, in_flight = time.monotonic() - started, thread.is_alive()
+        thread.join()
+    index.close()
+    assert r.status_code == 200 and r.json()["hits"]
+    assert waited < 1.0, f"the search waited {waited:.2f}s behind the embeddings request"
+    assert in_flight, "the bulk request ended before the search: make it longer"
+    assert answers[0].status_code == 200 and len(answers[0].json()["data"]) == 8 * 40
+    assert not model.overlapped  # still one forward pass at a time
+
+
+def test_an_embeddings_request_has_a_token_budget(tmp_path: Path) -> None:
+    index, _ = slow_index(tmp_path, seconds=0)
+    with running(create_app(index)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        over = {"model": index.config.model, "input": ["word " * 248] * 300}  # 300 x 250 tokens
+        r = http.post("/v1/embeddings", json=over)
+        assert r.status_code == 400
+        assert r.json()["error"]["message"] == (
+            "input: 75000 tokens in all, over the limit of 65536 per request: send fewer or shorter texts"
+        )
+        within = {"model": index.config.model, "input": ["word " * 248] * 262}  # 65,500 tokens
+        assert http.post("/v1/embeddings", json=within).status_code == 200
+    index.close()
+
+
+def test_embedding_inputs_are_held_to_the_index_passage_budget(tmp_path: Path) -> None:
+    index, model = slow_index(tmp_path, seconds=0)  # the stand-in model would take 512 tokens
+    assert index.config.splitter.max_tokens == 256 < model.max_length
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        body = {"model": index.config.model, "input": ["fits", "word " * 254]}  # 256 tokens with the special ones
+        assert http.post("/v1/embeddings", json=body).status_code == 200
+        body["input"] = ["fits", "word " * 298]
+        r = http.post("/v1/embeddings", json=body)
+        assert r.status_code == 400
+        assert r.json()["error"]["message"].startswith("input[1]: 300 tokens, over the limit of 256")
+    index.close()
 
 
 def test_a_full_disk_is_507(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,6 +254,25 @@ def test_api_key_is_required_on_every_request_and_nothing_changes_without_it(ind
         r = http.post("/documents", json={"documents": DOCS}, headers={"Authorization": "Bearer s3cret"})
         assert r.status_code == 200
         assert http.get("/status", headers={"X-API-Key": "s3cret"}).json()["documents"] == 3
+
+
+def test_without_a_key_only_loopback_host_names_are_answered(index: Index) -> None:
+    # DNS rebinding: a web page's own name, re-pointed at 127.0.0.1, reaches the server with that name as Host.
+    port = 8000
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        for host in ("evil.example", f"evil.example:{port}", "localhost.evil.example", "127.0.0.1.nip.io",
+                     "10.0.0.1", "[::2]", "0x7f000001", ""):
+            r = http.get("/status", headers={"Host": host})
+            assert r.status_code == 403, (host, r.text)
+            assert r.json()["error"]["type"] == "permission_error" and "Host" in r.json()["error"]["message"]
+            assert http.post("/documents", json={"documents": DOCS}, headers={"Host": host}).status_code == 403
+        assert index.stats().documents == 0
+        for host in ("localhost", f"localhost:{port}", "LOCALHOST.", "127.0.0.1", f"127.0.0.1:{port}", "127.1.2.3",
+                     "[::1]", f"[::1]:{port}"):
+            assert http.get("/status", headers={"Host": host}).status_code == 200, host
+    with running(create_app(index, api_key="k")) as url, httpx.Client(base_url=url) as http:
+        r = http.get("/status", headers={"Host": "search.example.com", "Authorization": "Bearer k"})
+        assert r.status_code == 200  # with a key, the key is the guard: any name may reach it
 
 
 def test_read_only_refuses_writes(index: Index) -> None:
@@ -233,8 +374,8 @@ def test_openai_client_embeddings_equal_encoder_output(tmp_path: Path, real_enco
         np.testing.assert_allclose(np.array(one.data[0].embedding), expected[0], atol=1e-6)
         with pytest.raises(openai.NotFoundError):
             client.embeddings.create(model="text-embedding-3-small", input="x")
-        with pytest.raises(openai.BadRequestError, match="over the model's limit"):
-            client.embeddings.create(model=model, input="word " * 600)
+        with pytest.raises(openai.BadRequestError, match="over the limit of 256"):
+            client.embeddings.create(model=model, input="word " * 300)
         with pytest.raises(openai.BadRequestError, match="dimensions"):
             client.embeddings.create(model=model, input="x", dimensions=8)
         with pytest.raises(openai.BadRequestError, match="token ids"):

@@ -155,14 +155,42 @@ def test_bad_texts_are_refused_before_anything_is_stored(tmp_path: Path, fake_en
         assert ix.stats().documents == 0
 
 
+@pytest.mark.parametrize(
+    "forged", ["/etc/passwd", "/", "C:\\Users\\me\\keys.md", "c:/keys.md", "\\\\server\\share\\keys.md", "\\keys.md"]
+)
+def test_an_id_may_not_look_like_a_file_path(tmp_path: Path, fake_encoder, forged: str) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="absolute file path"):
+            ix.add_texts(["forged"], ids=[forged])
+        assert ix.stats().documents == 0
+
+
 def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Apples are red.\n")
     with open_index(tmp_path, fake_encoder) as ix:
         ix.ingest(docs)
-        with pytest.raises(ConfigError, match="names an ingested file"):
+        with pytest.raises(ConfigError, match="absolute file path"):
             ix.add_texts(["other"], ids=[str((docs / "a.txt").absolute())])
+        assert ix.remove([str((docs / "a.txt").absolute())]) == 1  # the Python API removes files too
+
+
+def check_sources(ix: Index, docs: Path) -> None:
+    """Hits of an ingested file say ``file``, hits of an added text ``text``, in every mode and in JSON."""
+    docs.mkdir()
+    (docs / "keys.md").write_text("Rotate the signing keys every quarter.\n")
+    ix.ingest(docs)
+    ix.add_texts(["Signing keys expire after a year."], ids=["docs/keys.md"])
+    for mode in MODES:
+        hits = ix.search("signing keys", k=5, mode=mode)
+        assert {h.path: h.source for h in hits} == {str(docs / "keys.md"): "file", "docs/keys.md": "text"}, mode
+        assert {h.to_dict()["source"] for h in hits} == {"file", "text"}
+
+
+def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with open_index(tmp_path, fake_encoder) as ix:
+        check_sources(ix, tmp_path / "docs")
 
 
 @pytest.mark.parametrize(
