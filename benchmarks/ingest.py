@@ -95,8 +95,10 @@ def main() -> None:
                 "ingest_over_raw_fp32": round((n / summary.seconds) / (n / forward), 3),
             }
             if args.workers != "local":
-                with Index(Path(tmp) / f"ix-ray-{precision}", create=True, config=IndexConfig(precision=precision),
-                           encoder=enc) as ix:
+                # No encoder handed in: the actors build the index's own (the driver's loads once, for the
+                # dimension, before the timed ingest).
+                ray_path = Path(tmp) / f"ix-ray-{precision}"
+                with Index(ray_path, create=True, config=IndexConfig(precision=precision)) as ix:
                     ray_summary = ix.ingest(corpus, workers=args.workers, actors=args.actors)
                 assert ray_summary.passages_embedded == n, "the Ray ingest stored other passages"
                 row.update({
