@@ -17,9 +17,10 @@ class Searcher(Protocol):
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
-    """The document's own metadata, then the passage's provenance and scores under fixed keys."""
-    return {
-        **hit.metadata,
+    """The passage's provenance and scores under fixed keys, then the document's own metadata, which is never
+    overwritten: a user's ``path`` or ``score`` key stays theirs. All of the provenance is also under
+    ``"searchapp"``, whatever the user's keys are."""
+    provenance: dict[str, Any] = {
         "path": hit.path,
         "source": hit.source,
         "title": hit.title,
@@ -30,3 +31,4 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "dense_score": hit.dense_score,
         "lexical_score": hit.lexical_score,
     }
+    return {**provenance, **hit.metadata, "searchapp": provenance}

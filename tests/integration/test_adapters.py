@@ -95,3 +95,16 @@ def test_client_over_http_drives_an_adapter(index: Index) -> None:
         assert client.status()["documents"] == 3
         with pytest.raises(ConfigError, match="filter key"):
             client.search(QUERY, filters={"metadata": {"a b": 1}})
+
+
+def test_a_users_metadata_is_never_overwritten_by_the_hits_fields(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.adapters.common import hit_metadata
+
+    ix = Index(tmp_path / "own", create=True, config=IndexConfig(), encoder=fake_encoder)
+    ix.add_texts(["rotate the signing keys"], ids=["k"], metadatas=[{"path": "wiki/Keys", "score": 5, "team": "x"}])
+    hit = ix.search("signing keys", k=1)[0]
+    meta = hit_metadata(hit)
+    assert (meta["path"], meta["score"], meta["team"]) == ("wiki/Keys", 5, "x")  # the user's own values
+    assert meta["searchapp"]["path"] == "k" and meta["searchapp"]["score"] == pytest.approx(hit.score)
+    assert meta["title"] == "k"  # a key the user did not set still carries the hit's
+    ix.close()
