@@ -29,10 +29,11 @@ from searchapp.ingest.splitter import SplitterConfig
 
 # This package's folder: shipped to the workers, so they run the driver's code.
 PACKAGE = Path(__file__).resolve().parents[1]
-# Documents per load-and-split task and per encoder call: enough to amortise a task's overhead and fill the
-# encoder's batches, few enough to keep every actor busy on a small run.
-PREPARE_BATCH = 16
-ENCODE_BATCH = 32
+# Documents per load-and-split task, and per encoder call: an encoder call sorts its passages by length into
+# forward batches, so it wants as many as an in-process ingest gives it (about 512 passages; with 32 documents
+# a call the Ray ingest ran at 0.59x the in-process one on 2 cores, benchmarks/ingest.py --workers ray).
+PREPARE_BATCH = 32
+ENCODE_BATCH = 256
 # CPUs a load-and-split task reserves: light next to embedding, so they share the cores with the actors.
 PREPARE_CPUS = 0.5
 

@@ -29,6 +29,8 @@ CHILD = textwrap.dedent('''
     import psutil, ray
     import searchapp.ingest.pipeline as pipeline
     pipeline.FLUSH_PASSAGES = 8  # several commits for a small corpus
+    import searchapp.ingest.distributed as distributed
+    distributed.PREPARE_BATCH = distributed.ENCODE_BATCH = 4  # several actor calls: a kill lands mid-way
     from searchapp import Index
     from searchapp.store.postgres import PostgresStores
     real_write = PostgresStores.write
