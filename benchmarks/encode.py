@@ -34,7 +34,7 @@ STRATEGIES = {
     "cls": ("cls", {}),
     "layers -2,-1": ("layers", {"layers": [-2, -1]}),
     "layers all 7": ("layers", {"layers": list(range(7))}),
-    "sbert-wk -2,1 (default)": ("sbert-wk", {}),
+    "sbert-wk 2,1 (default: the paper's scaled to 6 layers)": ("sbert-wk", {}),
     "sbert-wk 4,2 (paper's setting)": ("sbert-wk", {"layer_start": 4, "window": 2}),
     "sbert-wk 0,2 (all 7 states)": ("sbert-wk", {"layer_start": 0, "window": 2}),
 }

@@ -114,22 +114,46 @@ def fused_layers(
     raise ValueError(f"token must be 'mean' or 'cls', got {token!r}")
 
 
+# SBERT-WK's published setting, for 12-layer BERT-base: layers 4..12 (9 of them) with a window of 2. The default
+# scales it to the model's depth (all-MiniLM-L6-v2, 6 layers: layers 2..6, window 1).
+PAPER_LAYERS, PAPER_START, PAPER_WINDOW = 12, 4, 2
+# Fewer layers than this and SBERT-WK is not itself: with two, each token has one adjacent-layer cosine, so its
+# variance (the token weight) is 0 for every token, and the two layers always weigh 0.5 each (docs/pooling.md).
+MIN_WK_LAYERS = 3
+
+
+def sbert_wk_setting(n_states: int, layer_start: int | None, window: int | None) -> tuple[int, int]:
+    """``(layer_start, window)`` for a model with ``n_states`` hidden states (layers + embeddings): the given
+    values, or the paper's scaled to the model's depth. ``ValueError`` for a setting under which SBERT-WK's
+    weightings cannot act (fewer than ``MIN_WK_LAYERS`` layers)."""
+    depth = n_states - 1
+    start = round(PAPER_START * depth / PAPER_LAYERS) if layer_start is None else layer_start
+    m = max(1, round(PAPER_WINDOW * depth / PAPER_LAYERS)) if window is None else window
+    first = start + n_states if start < 0 else start
+    if 0 <= first < n_states and n_states - first < MIN_WK_LAYERS:
+        raise ValueError(
+            f"layer_start {start} leaves {n_states - first} layer(s): SBERT-WK needs at least {MIN_WK_LAYERS} for "
+            f"its weightings to act (with fewer every token weighs the same and the layers split evenly: that is "
+            f"`layers` pooling); use layer_start <= {n_states - MIN_WK_LAYERS}"
+        )
+    return start, m
+
+
 @register("sbert-wk")
 def sbert_wk_pooling(
     hidden_states: torch.Tensor,
     mask: torch.Tensor,
-    layer_start: int = -2,
-    window: int = 1,
+    layer_start: int | None = None,
+    window: int | None = None,
     clip_left: bool = False,
     word_vectors: str = "fused",
 ) -> torch.Tensor:
     """SBERT-WK (Wang & Kuo 2020); see :mod:`searchapp.encode.sbert_wk` and docs/pooling.md.
 
-    Defaults are the best measured for the bundled 6-layer model (the last two hidden states, window 1);
-    ``layer_start=4, window=2`` is the paper's setting for 12-layer BERT-base.
+    Defaults: the paper's setting (``layer_start=4, window=2`` on 12 layers) scaled to the model's depth;
+    settings that leave fewer than three layers are refused (the method's weightings cannot act there).
     """
     from searchapp.encode.sbert_wk import sbert_wk
 
-    return sbert_wk(
-        hidden_states, mask, layer_start=layer_start, window=window, clip_left=clip_left, word_vectors=word_vectors
-    )
+    start, m = sbert_wk_setting(hidden_states.shape[0], layer_start, window)
+    return sbert_wk(hidden_states, mask, layer_start=start, window=m, clip_left=clip_left, word_vectors=word_vectors)

@@ -84,3 +84,52 @@ def test_fused_layers_mean_concat_and_cls() -> None:
     assert torch.allclose(concat[0, 4:], h[3, 0, :3].mean(dim=0), atol=1e-6)
     cls = get_pooling("layers", layers=[0, 1], token="cls")(h, mask)
     assert torch.allclose(cls, (h[0, :, 0] + h[1, :, 0]) / 2)
+
+
+def _weights(h: torch.Tensor, mask: torch.Tensor, start: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Layer weights (tokens x layers) and token importances of the real tokens, as sbert_wk computes them."""
+    from searchapp.encode.sbert_wk import token_importance
+
+    x = h[start:].double()
+    n = x.shape[0]
+    gram = torch.einsum("kbtd,lbtd->btkl", x, x).reshape(-1, n, n)
+    used = mask.reshape(-1) > 0
+    return layer_weights(gram, window)[used], token_importance(gram)[used]
+
+
+def test_the_default_setting_lets_both_weightings_act() -> None:
+    from searchapp.encode.pooling import sbert_wk_setting
+
+    h, mask = random_batch(3, [9, 6])  # 7 hidden states: a 6-layer model, as the bundled one
+    start, window = sbert_wk_setting(h.shape[0], None, None)
+    assert (start, window) == (2, 1)  # the paper's (4, 2) on 12 layers, scaled to 6
+    a, w = _weights(h, mask, start, window)
+    assert a.shape[1] == 5
+    assert float((a - 1 / a.shape[1]).abs().max()) > 1e-3  # layer weights differ from uniform
+    assert float(w.std()) > 1e-4 and float(w.min()) > 0  # tokens weigh differently
+    # The previous default (the last two hidden states) had neither: uniform 0.5/0.5 and zero variance.
+    a2, w2 = _weights(h, mask, h.shape[0] - 2, 1)
+    assert torch.allclose(a2, torch.full_like(a2, 0.5)) and float(w2.abs().max()) < 1e-12
+    assert sbert_wk_setting(13, None, None) == (4, 2)  # a 12-layer model gets the paper's setting itself
+
+
+def test_settings_where_a_weighting_cannot_act_are_refused() -> None:
+    h, mask = random_batch(4, [5])
+    for start in (-2, -1, 5, 6):
+        with pytest.raises(ConfigError, match="needs at least 3"):
+            get_pooling("sbert-wk", layer_start=start)(h, mask)
+    assert torch.isfinite(get_pooling("sbert-wk", layer_start=4)(h, mask)).all()  # three layers: fine
+
+
+@pytest.mark.parametrize(("layers", "layer_start", "window"), [(7, None, None), (13, None, None), (13, 4, 2)])
+def test_default_and_twelve_layer_settings_match_the_reference(layers: int, layer_start, window) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.encode.pooling import sbert_wk_setting
+
+    lengths = [8, 3, 5]
+    h, mask = random_batch(5, lengths, layers=layers)
+    start, m = sbert_wk_setting(layers, layer_start, window)
+    out = get_pooling("sbert-wk", **({} if layer_start is None else {"layer_start": layer_start, "window": window}))(
+        h, mask)
+    for i, n in enumerate(lengths):
+        ref = reference_sbert_wk(h[:, i, :n, :], start, m)
+        assert torch.nn.functional.cosine_similarity(out[i].double(), ref, dim=0) >= 0.9999
