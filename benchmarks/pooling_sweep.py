@@ -1,6 +1,7 @@
 """Sweep pooling strategies on the visible splits, with one forward pass shared by every strategy.
 
     .venv/bin/python benchmarks/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa]
+    .venv/bin/python benchmarks/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
 
 STS-B dev: Spearman x 100 of plain cosine. Retrieval (dense retriever alone): nDCG@10 on scifact (train),
 antique (train), wikiqa (dev) from ../shared/data. Documents are title + text, split by the index's own
@@ -33,6 +34,27 @@ from searchapp.evaluate.sts import read_sts  # noqa: E402
 from searchapp.ingest.splitter import SplitterConfig, split  # noqa: E402
 
 RETRIEVAL = {"scifact": "train", "antique": "train", "wikiqa": "dev"}
+
+
+TOKEN_POOLINGS = ("mean", "max", "cls", "sep")
+
+
+def layerwise(n_states: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Ma et al. (2019)'s study: every hidden state under every token pooling, then layers combined by
+    concatenation (their combination) and by averaging, token pooling mean."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for layer in range(n_states):
+        for token in TOKEN_POOLINGS:
+            out[f"layer {layer} {token}"] = ("layers", {"layers": [layer], "token": token})
+    last = n_states - 1
+    groups = {"last 2": [last - 1, last], "last 3": [last - 2, last - 1, last], "0 + last": [0, last],
+              "all": list(range(n_states))}
+    for label, layers in groups.items():
+        for combine in ("concat", "mean"):
+            out[f"{combine} {label}"] = ("layers", {"layers": layers, "combine": combine})
+    out["mean (default)"] = ("mean", {})
+    out["sbert-wk (default)"] = ("sbert-wk", {})
+    return out
 
 
 def strategies(n_states: int) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -121,9 +143,11 @@ def main() -> None:
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--study", choices=("sweep", "layerwise"), default="sweep",
+                    help="layerwise: Ma et al.'s study (each layer x mean/max/CLS/SEP, and layers combined)")
     args = ap.parse_args()
     model = TransformerModel(args.model, threads=args.threads)
-    strat = strategies(model.num_layers + 1)
+    strat = (layerwise if args.study == "layerwise" else strategies)(model.num_layers + 1)
     pools = {name: get_pooling(p, **params) for name, (p, params) in strat.items()}
     results: dict[str, dict[str, float]] = {}
     for s in args.sets.split(","):

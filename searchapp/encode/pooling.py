@@ -76,6 +76,40 @@ def cls_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor
     return hidden_states[-1][:, 0, :]
 
 
+def masked_max(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Element-wise max over real tokens: ``states`` ``(B, T, d)``, ``mask`` ``(B, T)`` -> ``(B, d)``."""
+    return states.masked_fill(mask.unsqueeze(-1) == 0, float("-inf")).amax(dim=1)
+
+
+def last_token(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The state of each row's last real token ([SEP] for BERT-style inputs): ``(B, T, d)`` -> ``(B, d)``."""
+    import torch
+
+    last = (mask.sum(dim=1) - 1).clamp_min(0)
+    return states[torch.arange(states.shape[0]), last]
+
+
+@register("max")
+def max_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Element-wise max of the last layer's token states over real tokens (one of Ma et al.'s poolings)."""
+    return masked_max(hidden_states[-1], mask)
+
+
+@register("sep")
+def sep_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The last layer's state of the last real token ([SEP]; one of Ma et al.'s poolings)."""
+    return last_token(hidden_states[-1], mask)
+
+
+# Token poolings of one layer's states, by name (the ``token`` parameter of ``layers``).
+_TOKEN_POOLINGS = {
+    "mean": masked_mean,
+    "max": masked_max,
+    "cls": lambda states, mask: states[:, 0, :],
+    "sep": last_token,
+}
+
+
 def _layer_indices(layers: object, n_states: int) -> list[int]:
     """Resolve ``layers`` (ints, negative from the top) against ``n_states`` hidden states."""
     if not isinstance(layers, list | tuple) or not layers or not all(isinstance(i, int) for i in layers):
@@ -97,7 +131,8 @@ def fused_layers(
     """Selected fused layers (Ma et al. 2019): combine the chosen layers' token states, then pool tokens.
 
     ``layers`` index ``hidden_states`` (0 = embeddings, negative from the top); ``combine`` is ``mean`` (output
-    ``(B, d)``) or ``concat`` (``(B, d * len(layers))``); ``token`` is ``mean`` (over real tokens) or ``cls``.
+    ``(B, d)``) or ``concat`` (``(B, d * len(layers))``); ``token`` is ``mean`` or ``max`` (over real tokens),
+    ``cls`` or ``sep`` (the first or last real token).
     """
     idx = _layer_indices(layers, hidden_states.shape[0])
     chosen = hidden_states[idx]  # (k, B, T, d)
@@ -107,11 +142,9 @@ def fused_layers(
         fused = chosen.permute(1, 2, 0, 3).reshape(*chosen.shape[1:3], -1)
     else:
         raise ValueError(f"combine must be 'mean' or 'concat', got {combine!r}")
-    if token == "mean":
-        return masked_mean(fused, mask)
-    if token == "cls":
-        return fused[:, 0, :]
-    raise ValueError(f"token must be 'mean' or 'cls', got {token!r}")
+    if token not in _TOKEN_POOLINGS:
+        raise ValueError(f"token must be one of {', '.join(_TOKEN_POOLINGS)}, got {token!r}")
+    return _TOKEN_POOLINGS[token](fused, mask)
 
 
 # SBERT-WK's published setting, for 12-layer BERT-base: layers 4..12 (9 of them) with a window of 2. The default

@@ -22,7 +22,7 @@ def test_config_round_trips_through_settings() -> None:
 
 def test_config_validates_names_and_ranges() -> None:
     with pytest.raises(ConfigError, match="unknown pooling"):
-        IndexConfig(pooling="max")
+        IndexConfig(pooling="maxx")
     with pytest.raises(ConfigError, match="bad parameters"):
         IndexConfig(pooling="mean", pooling_params={"window": 2})
     with pytest.raises(ConfigError, match="unknown model"):
