@@ -95,7 +95,7 @@ def test_empty_index_says_how_to_fill_it(tmp_path: Path, real_encoder) -> None: 
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     res = runner.invoke(app, ["ingest", "no-such-folder"])
     assert res.exit_code == 1 and "no-such-folder" in res.stderr and "Traceback" not in res.output
-    res = runner.invoke(app, ["ingest", ".", "--pooling", "max"])
+    res = runner.invoke(app, ["ingest", ".", "--pooling", "median"])
     assert res.exit_code == 1 and "unknown pooling" in res.stderr
 
 
