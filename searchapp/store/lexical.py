@@ -76,7 +76,7 @@ def search(conn: Connection, query: str, k: int, restrict: Restrict | None = Non
     rows = conn.execute(
         text(
             "SELECT rowid, -bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH :q"
-            f"{where} ORDER BY bm25(passages_fts) LIMIT :k"
+            f"{where} ORDER BY bm25(passages_fts), rowid LIMIT :k"
         ),
         {"q": match_expression(terms), "k": k, **params},
     )

@@ -146,7 +146,9 @@ class VectorStore:
             sel = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
             params = faiss.SearchParametersIVF(sel=sel, nprobe=nprobe) if nprobe else faiss.SearchParameters(sel=sel)
         scores, ids = self.index.search(q, k, params=params)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        # FAISS orders exact ties (duplicate passages) arbitrarily; every run in the product breaks them by id.
+        hits = [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        return sorted(hits, key=lambda x: (-x[1], x[0]))
 
     def scores(self, query: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
         """Cosine of ``query`` (float32 ``(d,)``) with the stored vectors of ``ids`` (ids not held are left out)."""

@@ -209,3 +209,14 @@ def test_bad_filters_are_clear_errors(tmp_path: Path, fake_encoder, filters, mes
         add_all(ix)
         with pytest.raises(ConfigError, match=message):
             ix.search("keys", filters=filters)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_exact_ties_are_ordered_by_passage_id_in_every_mode(tmp_path: Path, fake_encoder, mode: str) -> None:  # type: ignore[no-untyped-def]
+    # Duplicate passages (common in pooled collections) score exactly alike; the order among them must not be
+    # the engine's accident, or single and fused runs of the same scores disagree (and backends differ).
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.add_texts(["signing keys rotate yearly"] * 6 + ["unrelated words here"], ids=[f"t{i}" for i in range(7)])
+        hits = ix.search("signing keys rotate yearly", k=6, mode=mode)
+        assert len({round(h.score, 6) for h in hits}) == 1, "the six copies must tie"
+        assert [h.passage_id for h in hits] == sorted(h.passage_id for h in hits)
