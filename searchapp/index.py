@@ -360,7 +360,7 @@ class Index:
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
         index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
-        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``.
+        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``, ``lexical_spread``.
         """
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")

@@ -103,14 +103,35 @@ def eval_cmd(
         say(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
 
 
+def _dataset_split(item: str, default: str) -> tuple[Path, str]:
+    """``PATH`` or ``PATH:SPLIT`` (the suffix is a split only when ``PATH:SPLIT`` is not itself a path)."""
+    path = Path(item)
+    if not path.exists() and ":" in item:
+        head, _, split = item.rpartition(":")
+        if split and "/" not in split:
+            return Path(head), split
+    return path, default
+
+
+def _fusion_fields(fusion: Any) -> dict[str, Any]:
+    out = asdict(fusion)
+    return {"fusion": out.pop("method"), **out}
+
+
 @fusion_options(only=("k0",))
 def tune(
-    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder with labelled queries.")],
-    split: Annotated[str, typer.Option(help="Qrels split to tune on.")] = "train",
+    datasets: Annotated[list[str], typer.Argument(
+        help="BEIR-layout folders with labelled queries; PATH:SPLIT names a folder's split.", metavar="DATASET...")],
+    split: Annotated[str, typer.Option(help="Qrels split to tune on (where DATASET names none).")] = "train",
     metric: Annotated[str, typer.Option(help=f"{', '.join(METRICS)}.")] = "ndcg@10",
+    cross_validate: Annotated[bool, typer.Option(
+        "--cross-validate", help="Choose without each held-out part and score it there: leave one collection out "
+        "(several DATASETs) or --folds folds of one collection's queries.")] = False,
+    folds: Annotated[int, typer.Option(min=2, help="Query folds for --cross-validate on one collection.")] = 5,
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
+    precision: PrecisionOpt = None,
     write_config: Annotated[
         str | None, typer.Option(help="Store the best setting as this index's hybrid default (folder or URL).")
     ] = None,
@@ -119,7 +140,9 @@ def tune(
     *,
     fusion: dict[str, Any],
 ) -> None:
-    """Search the hybrid fusion settings on labelled queries and print the best."""
+    """Search the hybrid fusion settings on labelled queries and print the best; with several collections the
+    best is the one whose worst margin over each collection's better single retriever is largest."""
+    from searchapp.evaluate.tune import cross_validate as run_cv
     from searchapp.evaluate.tune import tune as run_tune
     from searchapp.evaluation import prepare
     from searchapp.index import Index
@@ -127,20 +150,58 @@ def tune(
     with errors():
         if metric not in METRICS:
             raise SearchappError(f"unknown metric '{metric}': use one of {', '.join(METRICS)}")
-        base = _encoder_config(model, pooling, pooling_param)
-        prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
-        result = run_tune(prepared, metric)
-        if write_config is not None:
-            with Index(write_config) as target:
-                target.set_fusion(result.best)
-    best = asdict(result.best)
-    out = {"fusion": best.pop("method"), **best, "metric": metric, "value": round(result.value, 4),
-           "queries": prepared.judged, "dataset": dataset.name, "split": split}
+        if index is not None and len(datasets) > 1:
+            raise SearchappError("--index names one collection's index: give one DATASET with it")
+        base = _encoder_config(model, pooling, pooling_param, precision=precision)
+        parts = {}
+        for item in datasets:
+            path, part_split = _dataset_split(item, split)
+            name = f"{path.name} {part_split}"
+            if name in parts:
+                raise SearchappError(f"{item}: given twice")
+            parts[name] = prepare(path, part_split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
+        if cross_validate:
+            result = run_cv(parts, metric, folds)
+        else:
+            best = run_tune(parts if len(parts) > 1 else next(iter(parts.values())), metric)
+            if write_config is not None:
+                with Index(write_config) as target:
+                    target.set_fusion(best.best)
+    if cross_validate:
+        rows = [{"held_out": f.held_out, "queries": f.queries, "chosen": _fusion_fields(f.chosen),
+                 "value": round(f.value, 4), "lexical": round(f.lexical, 4), "dense": round(f.dense, 4),
+                 "default": round(f.default, 4),
+                 "margin": {"mean": round(f.margin[0], 4), "ci95": [round(f.margin[1], 4), round(f.margin[2], 4)]}}
+                for f in result]
+        worst = min(rows, key=lambda r: r["margin"]["mean"])
+        protocol = "leave-one-collection-out" if len(parts) > 1 else f"{len(rows)}-fold over queries"
+        if as_json:
+            emit_json({"protocol": protocol, "metric": metric, "datasets": list(parts), "folds": rows,
+                       "worst": worst["held_out"]})
+            return
+        say(f"{protocol}, {metric}; margin = chosen - better single retriever on the held-out queries (95% CI)")
+        say(f"{'held out':<22}{'queries':>8}{'lexical':>9}{'dense':>8}{'default':>9}{'chosen':>8}  "
+            f"{'margin':<28}setting chosen on the rest")
+        for r, f in zip(rows, result, strict=True):
+            m = r["margin"]
+            ci = f"{m['mean']:+.4f} [{m['ci95'][0]:+.4f}, {m['ci95'][1]:+.4f}]"
+            say(f"{r['held_out']:<22}{r['queries']:>8}{r['lexical']:>9.4f}{r['dense']:>8.4f}{r['default']:>9.4f}"
+                f"{r['value']:>8.4f}  {ci:<28}{f.chosen.describe()}")
+        say(f"worst: {worst['held_out']} ({worst['margin']['mean']:+.4f})")
+        return
+    total = sum(p.judged for p in parts.values())
+    out = {**_fusion_fields(best.best), "metric": metric, "value": round(best.value, 4), "queries": total,
+           "datasets": list(parts)}
+    if len(parts) == 1:  # the single-collection form keeps its documented keys
+        name, part_split = list(parts)[0].rsplit(" ", 1)
+        del out["datasets"]
+        out.update({"dataset": name, "split": part_split})
     if as_json:
         emit_json(out)
         return
-    say(f"best on {dataset.name} {split} ({prepared.judged} queries): "
-               + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries")))
+    shown = ", ".join(parts)
+    say(f"best on {shown} ({total} queries): "
+        + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries", "datasets")))
     if write_config is not None:
         say(f"written to {write_config}")
 

@@ -60,9 +60,20 @@ METRICS = {
 }
 
 
+def judged_queries(qrels: Qrels) -> list[str]:
+    """Query ids with at least one relevant document (the only ones the metrics average over)."""
+    return [q for q, rels in qrels.items() if any(g > 0 for g in rels.values())]
+
+
+def per_query(run: Mapping[str, Sequence[str]], qrels: Qrels, metric: str) -> dict[str, float]:
+    """``metric`` of every judged query (for paired comparisons and cross-validation)."""
+    fn = METRICS[metric]
+    return {q: fn(list(run.get(q, [])), qrels[q]) for q in judged_queries(qrels)}
+
+
 def evaluate(run: Mapping[str, Sequence[str]], qrels: Qrels) -> tuple[dict[str, float], int]:
     """Mean of each metric over queries with at least one relevant document; also the number skipped."""
-    judged = [q for q, rels in qrels.items() if any(g > 0 for g in rels.values())]
+    judged = judged_queries(qrels)
     skipped = len(qrels) - len(judged)
     if not judged:
         return dict.fromkeys(METRICS, 0.0), skipped

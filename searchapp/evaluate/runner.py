@@ -16,7 +16,7 @@ from pathlib import Path
 from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
 from searchapp.evaluate.beir import BeirSet
-from searchapp.evaluate.metrics import evaluate
+from searchapp.evaluate.metrics import evaluate, per_query
 from searchapp.paths import cache_root
 from searchapp.query.fusion import Fusion, fuse
 from searchapp.store.base import Stores
@@ -72,6 +72,10 @@ class Prepared:
             else:
                 ranked[q] = self.documents(fuse(r.candidates, fusion or self.fusion))
         return evaluate(ranked, self.data.qrels)[0]
+
+    def per_query(self, mode: str, fusion: Fusion | None = None, metric: str = "ndcg@10") -> dict[str, float]:
+        """``metric`` of every judged query in ``mode`` (for paired comparisons)."""
+        return per_query(self.run_for(mode, fusion), self.data.qrels, metric)
 
     def run_for(self, mode: str, fusion: Fusion | None = None) -> dict[str, list[str]]:
         """Document rankings of every query (for TREC run files)."""

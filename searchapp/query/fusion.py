@@ -87,8 +87,11 @@ class Fusion:
     alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0, le=1)
     rrf_k: int = _setting(60, "RRF constant", ge=0)
     k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1)
-    alpha_question: float = _setting(0.8, "Adaptive fusion: dense weight for questions", ge=0, le=1)
+    alpha_question: float = _setting(0.9, "Adaptive fusion: dense weight for questions", ge=0, le=1)
     alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0, le=1)
+    lexical_spread: float = _setting(
+        1.0, "Adaptive fusion: below this spread of BM25 among the dense top 10 (in standard deviations of BM25 "
+        "over the candidates) the lexical weight shrinks in proportion; 0 turns it off", ge=0)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -100,6 +103,18 @@ class Fusion:
             if (lo is not None and not lo <= value) or (hi is not None and not value <= hi):
                 bound = f"in [{lo}, {hi}]" if hi is not None else f"at least {lo}"
                 raise ConfigError(f"{f.name} must be {bound}, got {value}")
+
+
+    def describe(self) -> str:
+        """The settings that act under this method, in a few words (e.g. ``convex zscore alpha=0.8``)."""
+        if self.method == "rrf":
+            return f"rrf k={self.rrf_k}"
+        if self.method == "convex":
+            return f"convex {self.norm} alpha={self.alpha:g}"
+        if self.method == "adaptive":
+            return (f"adaptive {self.norm} question={self.alpha_question:g} statement={self.alpha_statement:g} "
+                    f"spread={self.lexical_spread:g}")
+        return self.method
 
 
 def setting_help(name: str) -> str:

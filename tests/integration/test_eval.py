@@ -96,3 +96,28 @@ def test_tune_rejects_unknown_metric(tmp_path: Path) -> None:
     ds = write_beir(tmp_path / "tiny")
     res = CliRunner().invoke(app, ["tune", str(ds), "--split", "test", "--metric", "p@5"])
     assert res.exit_code == 1 and "unknown metric" in res.stderr
+
+
+def test_tune_cross_validates_over_query_folds_and_collections(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
+    a = write_beir(tmp_path / "tiny")
+    b = write_beir(tmp_path / "tiny2")
+    runner = CliRunner()
+    res = runner.invoke(app, ["tune", str(a), "--split", "test", "--cross-validate", "--folds", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["protocol"] == "2-fold over queries" and len(out["folds"]) == 2
+    assert sum(f["queries"] for f in out["folds"]) == 5  # every judged query held out once
+    for f in out["folds"]:
+        lo, hi = f["margin"]["ci95"]
+        assert lo <= f["margin"]["mean"] <= hi
+        assert f["margin"]["mean"] == pytest.approx(f["value"] - max(f["lexical"], f["dense"]), abs=1e-3)
+        assert {"fusion", "alpha_question", "lexical_spread"} <= set(f["chosen"])
+    res = runner.invoke(app, ["tune", str(a), f"{b}:test", "--split", "test", "--cross-validate", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["protocol"] == "leave-one-collection-out"
+    assert [f["held_out"] for f in out["folds"]] == ["tiny test", "tiny2 test"]
+    assert out["worst"] in ("tiny test", "tiny2 test")
+    res = runner.invoke(app, ["tune", str(a), str(b), "--split", "test", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["datasets"] == ["tiny test", "tiny2 test"]
