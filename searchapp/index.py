@@ -17,7 +17,7 @@ import numpy as np
 from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.encoder import LazyEncoder
-from searchapp.encode.precision import check_precision
+from searchapp.encode.precision import PRECISIONS, check_precision, resolve
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError
 from searchapp.filters import METADATA_KEY, Filter
@@ -36,6 +36,8 @@ _RUNTIME_KEYS = ("precision",)
 _STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "fusion", "norm", "alpha", "k0")
 # ... and of the vector index's rule: approximate (IVF in a folder, HNSW in PostgreSQL) from this many vectors.
 _STATUS_RULE = ("ivf_threshold",)
+# Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).
+VECTORS_PRECISION_KEY = "vectors_precision"
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class IndexStats:
     vector_index: str
     disk_bytes: int
     backend: str = "folder"
+    vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -59,6 +62,7 @@ class IndexStats:
             **{name: flat[name] for name in _STATUS_SETTINGS},
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
+            "vectors_precision": "+".join(self.vectors_precision) or None,
         }
 
 
@@ -250,7 +254,6 @@ class Index:
         run.follow_links = follow_links
         prepared = None
         if workers != "local":
-            from searchapp.encode.precision import resolve
             from searchapp.ingest.distributed import EncoderSpec, RayOptions, connect, run_on_ray
 
             if not isinstance(self._encoder, LazyEncoder):
@@ -267,13 +270,29 @@ class Index:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes)
 
         with self.writing():
-            return run.run(Path(root), include, exclude, prepared=prepared)
+            return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared))
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
         run = self._ingest()
         with self.writing():
-            return run.run_records(records)
+            return self._note_precision(run.run_records(records))
+
+    def _embedding_precision(self) -> str | None:
+        """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
+        if isinstance(self._encoder, LazyEncoder):
+            return resolve(self._precision)
+        given = getattr(self._encoder, "precision", None)
+        return resolve(given) if given in PRECISIONS else None
+
+    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
+        """Record the precision of the vectors this run stored (called under the write lock)."""
+        used = self._embedding_precision() if summary.passages_embedded else None
+        if used is not None:
+            held = set(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
+            if used not in held:
+                self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
+        return summary
 
     def add_texts(
         self,
@@ -388,6 +407,7 @@ class Index:
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
+            vectors_precision=tuple(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]"))),
         )
 
     def close(self) -> None:

@@ -83,8 +83,8 @@ def _shared_model(name: str, threads: int | None, precision: str) -> Transformer
 class Encoder:
     """Embeds texts with a transformer's layers and a named pooling strategy.
 
-    ``precision`` is ``fp32``, ``bf16`` (autocast on the CPU) or ``auto`` (bf16 only where it is native and
-    measured faster; see ``encode/precision.py``); pooling is always float32.
+    ``precision`` is ``fp32``, ``bf16`` (autocast on the CPU) or ``auto`` (bf16 where the CPU has bf16 instructions;
+    see ``encode/precision.py``); pooling is always float32.
 
     ``encode(texts)`` returns float32 ``(n, d)`` with unit-length rows, so that inner product is cosine.
     Texts are sorted by length into batches to keep padding small; the output keeps the input order.

@@ -65,6 +65,10 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
         2, "all-MiniLM-L6-v2", "mean", 384,
     )
     assert stats["disk_bytes"] > 0
+    # What the vectors were embedded in: this machine's auto precision, the same the eval cache keys use.
+    from searchapp.encode.precision import resolve
+
+    assert stats["vectors_precision"] == resolve("auto")
 
     res = runner.invoke(app, ["ingest", "docs"])
     assert res.exit_code == 0

@@ -220,3 +220,17 @@ def test_exact_ties_are_ordered_by_passage_id_in_every_mode(tmp_path: Path, fake
         hits = ix.search("signing keys rotate yearly", k=6, mode=mode)
         assert len({round(h.score, 6) for h in hits}) == 1, "the six copies must tie"
         assert [h.passage_id for h in hits] == sorted(h.passage_id for h in hits)
+
+
+def test_the_index_records_the_precision_its_vectors_were_embedded_in(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    fake_encoder.precision = "fp32"
+    with open_index(tmp_path, fake_encoder) as ix:
+        assert ix.stats().to_dict()["vectors_precision"] is None  # nothing embedded yet
+        ix.add_texts(["first text"], ids=["a"])
+        assert ix.stats().vectors_precision == ("fp32",)
+    fake_encoder.precision = "bf16"
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        ix.add_texts(["first text"], ids=["a"])  # unchanged: nothing embedded, nothing recorded
+        assert ix.stats().vectors_precision == ("fp32",)
+        ix.add_texts(["second text"], ids=["b"])
+        assert ix.stats().to_dict()["vectors_precision"] == "bf16+fp32"

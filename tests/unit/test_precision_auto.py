@@ -1,0 +1,52 @@
+"""``precision auto`` is decided by the CPU's capabilities: the same on every run of one machine."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from searchapp.encode import precision
+
+
+def test_auto_follows_the_cpu_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = tmp_path / "cpuinfo"
+    monkeypatch.setattr(precision, "CPUINFO", info)
+    for flags, expected in (("fpu sse avx2 avx512f avx512bw", "fp32"), ("fpu avx2 avx512f avx512_bf16", "bf16"),
+                            ("fpu amx_tile amx_bf16", "bf16")):
+        info.write_text(f"processor\t: 0\nflags\t\t: {flags}\n\nprocessor\t: 1\nflags\t\t: {flags}\n")
+        precision.native_bf16.cache_clear()
+        assert precision.resolve("auto") == expected, flags
+    precision.native_bf16.cache_clear()
+    monkeypatch.setattr(precision, "CPUINFO", tmp_path / "missing")
+    assert precision.resolve("auto") == "fp32"  # flags unreadable: the safe choice
+    precision.native_bf16.cache_clear()
+
+
+def test_auto_resolves_identically_under_a_busy_cpu() -> None:
+    stop = threading.Event()
+
+    def spin() -> None:
+        x = 0
+        while not stop.is_set():
+            x += 1
+
+    busy = [threading.Thread(target=spin, daemon=True) for _ in range(2)]
+    answers = []
+    try:
+        answers.append(precision.resolve("auto"))
+        for t in busy:
+            t.start()
+        for _ in range(5):
+            precision.native_bf16.cache_clear()
+            answers.append(precision.resolve("auto"))
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        for t in busy:
+            t.join()
+        precision.native_bf16.cache_clear()
+    assert len(set(answers)) == 1
+    assert answers[0] == ("bf16" if precision.NATIVE_BF16_FLAGS & precision.cpu_flags() else "fp32")
