@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -101,6 +102,8 @@ class Index:
         self._batch_size = batch_size
         self._threads = threads
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
+        self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
+        self._query_lock = threading.Lock()
         self.config = config or IndexConfig()  # replaced by the stored settings below, for an existing index
         self.stores: Stores = open_stores(self.location, self.config.vectors, self._dimension, read_only, create)
         rows: dict[str, str] = {}
@@ -206,7 +209,23 @@ class Index:
         return token_offsets(load_tokenizer(self.config.model), texts)
 
     def _engine(self) -> QueryEngine:
-        return QueryEngine(self.stores, lambda texts: self._encoder.encode(texts, truncate=True), self.config.fusion)
+        return QueryEngine(self.stores, lambda texts: self._query_encoder().encode(texts, truncate=True),
+                           self.config.fusion)
+
+    def _query_encoder(self) -> EncoderLike:
+        """What embeds queries: the ONNX graph of the index's model where it serves this pooling (no torch to
+        import, a few ms a question: encode/onnx_encoder.py), else the index's own encoder."""
+        if self._query_enc is None:
+            with self._query_lock:
+                if self._query_enc is None:
+                    fast = None
+                    if isinstance(self._encoder, LazyEncoder):
+                        from searchapp.encode.onnx_encoder import query_encoder
+
+                        c = self.config
+                        fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads)
+                    self._query_enc = fast or self._encoder
+        return self._query_enc
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -286,12 +305,17 @@ class Index:
         return resolve(given) if given in PRECISIONS else None
 
     def _note_precision(self, summary: IngestSummary) -> IngestSummary:
-        """Record the precision of the vectors this run stored (called under the write lock)."""
+        """Record the precision of the vectors this run stored (called under the write lock), and export the
+        model's query graph while its weights are loaded anyway, so later queries start without torch."""
         used = self._embedding_precision() if summary.passages_embedded else None
         if used is not None:
             held = set(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
             if used not in held:
                 self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
+            if isinstance(self._encoder, LazyEncoder):
+                from searchapp.encode.onnx_encoder import prepare_graph
+
+                prepare_graph(self.config.model, self.config.pooling, self.config.pooling_params)
         return summary
 
     def add_texts(

@@ -19,6 +19,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("SEARCHAPP_INDEX", raising=False)
+    # Queries embed with torch unless a test asks for the ONNX path (tests/integration/test_onnx_encoder.py):
+    # with a home per test, every test would otherwise export the model's graph again.
+    monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     monkeypatch.chdir(tmp_path)
 
 

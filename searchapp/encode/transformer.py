@@ -55,7 +55,7 @@ class TransformerModel:
         self.tokenizer = load_tokenizer(model)
         self.max_length = model_max_tokens(model)
         # BERT takes token_type_ids; MPNet and RoBERTa-style models do not.
-        self._token_types = "token_type_ids" in inspect.signature(self.model.forward).parameters
+        self.token_types = "token_type_ids" in inspect.signature(self.model.forward).parameters
         self.dimension = int(self.model.config.hidden_size)
         self.num_layers = int(self.model.config.num_hidden_layers)
 
@@ -89,7 +89,7 @@ class TransformerModel:
             mask[i, :n] = 1
         bf16 = self.precision == "bf16"
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            extra = {"token_type_ids": torch.zeros_like(ids)} if self._token_types else {}
+            extra = {"token_type_ids": torch.zeros_like(ids)} if self.token_types else {}
             out = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, **extra)
         # Pooling always runs in float32, whatever the forward pass used.
         return LayerStates(torch.stack(out.hidden_states).float(), mask)

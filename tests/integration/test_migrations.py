@@ -137,3 +137,14 @@ def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_dat
 def _rows(engine, table: str) -> list[dict[str, object]]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         return [dict(r._mapping) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1"))]
+
+
+def test_an_up_to_date_index_opens_without_importing_alembic(tmp_path: Path) -> None:
+    # The scripts' head read without Alembic is Alembic's own head; then opening a current index needs no Alembic.
+    assert schema._scanned_head() == schema.head_revision()
+    Database(tmp_path / "x.db").close()
+    probe = ("import sys; from pathlib import Path; from searchapp.store.database import Database\n"
+             f"Database(Path({str(tmp_path / 'x.db')!r})).close(); print('alembic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "False"

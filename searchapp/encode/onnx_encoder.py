@@ -1,0 +1,213 @@
+"""A query encoder that starts fast: the model's graph exported once to ONNX from the local weights, run with
+ONNX Runtime, without importing torch.
+
+Importing torch and loading the model through transformers costs seconds before a one-shot ``searchapp query``
+can embed its question; ONNX Runtime loads the same weights in a fraction of that and embeds a short question
+in a few milliseconds (docs/performance.md). The graph is exported from the bundled (or local) weights, never
+downloaded: on the first ingest or query that needs it, by a process that has torch anyway, into
+``<cache>/onnx/`` under a fingerprint of the model's files, so a changed model is exported again.
+
+Only poolings of the last layer (``ONNX_POOLINGS``) run here, in numpy, in float32; any other pooling (fused
+layers, SBERT-WK) keeps the torch encoder. Vectors equal the torch fp32 path's to a cosine of 0.9999 or better
+(tests/integration/test_onnx_encoder.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchapp.encode.catalog import canonical_name, model_dir, model_max_tokens
+from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
+from searchapp.errors import ModelLoadError
+from searchapp.paths import cache_root
+
+ONNX_POOLINGS = ("mean", "cls", "max")
+# Set to 0 to embed queries with torch even where an exported graph exists.
+ENV_SWITCH = "SEARCHAPP_ONNX"
+_BATCH = 32
+_EXPORT_LOCK = threading.Lock()
+
+
+def enabled() -> bool:
+    """Whether the ONNX path may be used in this process (``SEARCHAPP_ONNX=0`` turns it off)."""
+    return os.environ.get(ENV_SWITCH, "1") != "0"
+
+
+def runtime_available() -> bool:
+    """Whether ONNX Runtime can be imported here."""
+    import importlib.util
+
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def graph_path(model: str) -> Path:
+    """Where the exported graph of ``model`` lives: named by a fingerprint of the model folder's files (names,
+    sizes, modification times), so replaced weights are exported again."""
+    folder = model_dir(model)
+    h = hashlib.sha256(str(folder.resolve()).encode())
+    for f in sorted(folder.iterdir()):
+        if f.is_file():
+            st = f.stat()
+            h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(canonical_name(model)).name)
+    return cache_root() / "onnx" / f"{name}-{h.hexdigest()[:16]}.onnx"
+
+
+def export(model: str) -> Path:
+    """Export ``model``'s graph (inputs: ids, mask[, token types]; output: the last layer's token states
+    ``(B, T, d)``) unless it is there already. Needs torch and the ``onnx`` package; ``ModelLoadError`` if the
+    export fails. The file appears whole or not at all."""
+    target = graph_path(model)
+    if target.exists():
+        return target
+    with _EXPORT_LOCK:
+        if target.exists():
+            return target
+        import torch
+
+        from searchapp.encode.transformer import TransformerModel
+
+        tm = TransformerModel(model, precision="fp32")
+        names = ["input_ids", "attention_mask"] + (["token_type_ids"] if tm.token_types else [])
+
+        class LastLayer(torch.nn.Module):
+            def __init__(self, inner: torch.nn.Module) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+                return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+        sample = torch.ones((2, 8), dtype=torch.long)
+        args = tuple(sample if n != "token_type_ids" else torch.zeros_like(sample) for n in names)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            import warnings
+
+            with warnings.catch_warnings(), torch.inference_mode():
+                warnings.simplefilter("ignore")  # the exporter's notes on operators it rewrites
+                torch.onnx.export(
+                    LastLayer(tm.model), args, str(tmp), dynamo=False, input_names=names,
+                    output_names=["last_hidden_state"], opset_version=17,
+                    dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
+                )
+            os.replace(tmp, target)
+        except Exception as exc:  # the exporter raises many kinds; a failed export must not break ingest
+            tmp.unlink(missing_ok=True)
+            raise ModelLoadError(f"{model}: cannot export the model to ONNX: {exc}") from exc
+    return target
+
+
+def _pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    """``states`` float32 ``(B, T, d)``, ``mask`` int64 ``(B, T)`` -> float32 ``(B, d)`` (as encode/pooling.py)."""
+    if pooling == "cls":
+        return states[:, 0, :]
+    m = mask[:, :, None].astype(np.float32)
+    if pooling == "max":
+        return np.where(m > 0, states, -np.inf).max(axis=1)
+    return (states * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+
+
+class OnnxEncoder:
+    """Embeds texts with the exported graph: float32 unit vectors, like ``Encoder`` with the same pooling."""
+
+    def __init__(self, model: str, pooling: str = "mean", threads: int | None = None,
+                 path: Path | None = None) -> None:
+        if pooling not in ONNX_POOLINGS:
+            raise ModelLoadError(f"pooling '{pooling}' is not run through ONNX (only {', '.join(ONNX_POOLINGS)})")
+        import onnxruntime as ort
+
+        self.model_name = canonical_name(model)
+        self.pooling = pooling
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        source = path or graph_path(model)
+        try:
+            self._session = ort.InferenceSession(str(source), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
+            raise ModelLoadError(f"{source}: cannot load the ONNX graph: {exc}") from exc
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        self.tokenizer = load_tokenizer(self.model_name)
+        self.max_length = model_max_tokens(self.model_name)
+        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+        self._lock = threading.Lock()  # the shared tokenizer is not safe to use from two threads at once
+
+    @property
+    def max_text_tokens(self) -> int:
+        """Word pieces a text may hold, special tokens excluded."""
+        return self.max_length - SPECIAL_TOKENS
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        """Vectors for ``texts``: float32 ``(n, d)``, unit rows. Over-long texts are cut with ``truncate``, else
+        refused like ``Encoder.encode``."""
+        from searchapp.errors import ConfigError
+
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            encodings = self.tokenizer.encode_batch(texts)
+        longest = max(len(e.ids) for e in encodings)
+        if longest > self.max_length and not truncate:
+            raise ConfigError(f"text of {longest} tokens exceeds the model limit of {self.max_length}; split it first")
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        for i in range(0, len(texts), _BATCH):
+            idx = order[i : i + _BATCH]
+            # Cut as the torch path cuts (``Encoding.truncate``: the first max_length pieces).
+            rows = [encodings[j].ids[: self.max_length] for j in idx]
+            width = max(len(r) for r in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for k, r in enumerate(rows):
+                ids[k, : len(r)] = r
+                mask[k, : len(r)] = 1
+            feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            states = self._session.run(None, {n: feed[n] for n in self._inputs})[0]
+            vecs = _pool(states, mask, self.pooling)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            out[idx] = vecs / np.where(norms > 0, norms, 1.0)
+        return out
+
+
+def serves(pooling: str, params: dict[str, Any]) -> bool:
+    """Whether queries of an index with this pooling may go through ONNX in this process."""
+    return pooling in ONNX_POOLINGS and not params and enabled() and runtime_available()
+
+
+def prepare_graph(model: str, pooling: str, params: dict[str, Any]) -> None:
+    """Export the graph now if queries of this index would use it and it is missing; a failed export only means
+    queries keep using torch (it is tried again next time)."""
+    import importlib.util
+
+    if serves(pooling, params) and importlib.util.find_spec("onnx") is not None:
+        try:
+            export(model)
+        except (ModelLoadError, OSError):
+            pass
+
+
+def query_encoder(model: str, pooling: str, params: dict[str, Any], threads: int | None,
+                  export_missing: bool = True) -> OnnxEncoder | None:
+    """The fast query encoder for this model and pooling, or ``None`` where it cannot serve (another pooling,
+    pooling parameters, ONNX Runtime missing, switched off, or no graph and ``export_missing`` false or the
+    export failing): the caller then embeds with torch."""
+    if not serves(pooling, params):
+        return None
+    try:
+        path = graph_path(model)
+        if not path.exists():
+            if not export_missing:
+                return None
+            path = export(model)
+        return OnnxEncoder(model, pooling, threads, path)
+    except (ModelLoadError, OSError):
+        return None

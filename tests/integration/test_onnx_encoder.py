@@ -1,0 +1,123 @@
+"""The ONNX query path: the same vectors as the torch path, used by queries without importing torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+from searchapp import Encoder, Index  # noqa: E402
+from searchapp.cli import app  # noqa: E402
+from searchapp.encode.onnx_encoder import OnnxEncoder, graph_path, query_encoder  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = [
+    "how do I rotate the signing keys?",
+    "",
+    "Tomatoes need deep watering twice a week in hot summers; mulch keeps the soil moist.",
+    "Ünïcödé, emoji 🙂 and CJK 漢字 mixed with numbers 12345.",
+    "word " * 600,  # beyond the model's 512 pieces: cut like the torch path cuts it
+]
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder holding the bundled model's exported graph (exported once per session)."""
+    from searchapp.encode.onnx_encoder import export
+
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    old = os.environ.get("SEARCHAPP_CACHE")
+    os.environ["SEARCHAPP_CACHE"] = str(cache)
+    try:
+        export("all-MiniLM-L6-v2")
+    finally:
+        if old is None:
+            del os.environ["SEARCHAPP_CACHE"]
+        else:
+            os.environ["SEARCHAPP_CACHE"] = old
+    return cache
+
+
+@pytest.fixture()
+def onnx_on(onnx_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SEARCHAPP_CACHE", str(onnx_cache))
+    monkeypatch.setenv("SEARCHAPP_ONNX", "1")
+    return onnx_cache
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max"])
+def test_onnx_vectors_equal_the_torch_path(onnx_on: Path, pooling: str) -> None:
+    fast = OnnxEncoder("all-MiniLM-L6-v2", pooling)
+    ref = Encoder(pooling=pooling, precision="fp32").encode(TEXTS, truncate=True)
+    got = fast.encode(TEXTS, truncate=True)
+    assert got.dtype == np.float32 and got.shape == ref.shape == (len(TEXTS), 384)
+    cos = (got * ref).sum(axis=1)
+    assert cos.min() >= 0.9999, cos
+    with pytest.raises(Exception, match="exceeds the model limit"):
+        fast.encode([TEXTS[-1]])  # not cut unless asked, as the torch path
+
+
+def test_poolings_onnx_cannot_run_and_a_broken_graph_fall_back_to_torch(onnx_on: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    assert query_encoder("all-MiniLM-L6-v2", "sbert-wk", {}, None) is None
+    assert query_encoder("all-MiniLM-L6-v2", "mean", {"x": 1}, None) is None
+    assert isinstance(query_encoder("all-MiniLM-L6-v2", "mean", {}, None), OnnxEncoder)
+    broken = tmp_path / "cache"
+    target = graph_path("all-MiniLM-L6-v2").relative_to(onnx_on)
+    (broken / target).parent.mkdir(parents=True)
+    (broken / target).write_bytes(b"not a graph")
+    monkeypatch.setenv("SEARCHAPP_CACHE", str(broken))
+    assert query_encoder("all-MiniLM-L6-v2", "mean", {}, None, export_missing=False) is None
+    monkeypatch.setenv("SEARCHAPP_ONNX", "0")
+    assert query_encoder("all-MiniLM-L6-v2", "mean", {}, None) is None
+
+
+def test_a_query_process_embeds_without_importing_torch(onnx_on: Path, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "keys.md").write_text("Rotate the signing keys every ninety days with keyctl.")
+    (tmp_path / "docs" / "garden.txt").write_text("Tomatoes need deep watering twice a week.")
+    assert CliRunner().invoke(app, ["ingest", "docs", "--precision", "fp32"]).exit_code == 0
+    probe = ("import sys, json; from searchapp import Index\n"
+             "with Index('.searchapp') as ix:\n"
+             "    hits = ix.search('how often are the signing keys rotated?', k=2)\n"
+             "print(json.dumps({'torch': 'torch' in sys.modules, 'hits': [[h.path, h.score] for h in hits]}))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    fast = json.loads(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                                     check=True, cwd=tmp_path).stdout)
+    slow = json.loads(subprocess.run([sys.executable, "-c", probe], env={**env, "SEARCHAPP_ONNX": "0"},
+                                     capture_output=True, text=True, check=True, cwd=tmp_path).stdout)
+    assert fast["torch"] is False and slow["torch"] is True
+    assert [h[0] for h in fast["hits"]] == [h[0] for h in slow["hits"]]
+    assert fast["hits"][0][0].endswith("keys.md")
+    assert np.allclose([h[1] for h in fast["hits"]], [h[1] for h in slow["hits"]], atol=1e-4)
+
+
+def test_eval_scores_are_unchanged_through_onnx(onnx_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.integration.test_eval import write_beir
+
+    ds = write_beir(tmp_path / "tiny")
+    args = ["eval", str(ds), "--split", "test", "--mode", "all", "--json", "--precision", "fp32"]
+    fast = json.loads(CliRunner().invoke(app, args).stdout)["results"]
+    monkeypatch.setenv("SEARCHAPP_ONNX", "0")
+    slow = json.loads(CliRunner().invoke(app, args).stdout)["results"]
+    for mode in ("dense", "hybrid"):
+        assert fast[mode] == pytest.approx(slow[mode], abs=1e-9), mode
+
+
+def test_ingest_exports_the_graph_for_later_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEARCHAPP_CACHE", str(tmp_path / "fresh-cache"))
+    monkeypatch.setenv("SEARCHAPP_ONNX", "1")
+    with Index(tmp_path / "ix", create=True) as ix:
+        assert not graph_path("all-MiniLM-L6-v2").exists()
+        ix.add_texts(["a text to embed"], ids=["t"])
+        assert graph_path("all-MiniLM-L6-v2").exists()
+        assert isinstance(ix._query_encoder(), OnnxEncoder)
