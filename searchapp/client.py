@@ -43,7 +43,7 @@ class Client:
     ) -> list[Hit]:
         """As :meth:`searchapp.Index.search`, over HTTP."""
         body = {"query": query, "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
-        return [Hit(**h) for h in self._call("POST", "/search", body)["hits"]]
+        return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 
     def search_batch(
         self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
@@ -51,7 +51,7 @@ class Client:
     ) -> list[list[Hit]]:
         """As :meth:`searchapp.Index.search_batch`, over HTTP."""
         body = {"queries": list(queries), "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
-        return [[Hit(**h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
+        return [[Hit.from_dict(h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
 
     def add_texts(
         self,

@@ -27,10 +27,12 @@ from searchapp.cli.common import (
     errors,
     fusion_options,
     say,
+    say_styled,
 )
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
 from searchapp.query.engine import MODES
+from searchapp.types import Hit, Snippet
 
 
 def register(app: typer.Typer) -> None:
@@ -202,10 +204,29 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         say("no results")
         return
     for h in hits:
-        snippet = " ".join(h.text.split())
-        snippet = snippet[:157] + "..." if len(snippet) > 160 else snippet
         say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
-        say(f"     {snippet}")
+        say_styled(_snippet_pieces(h), indent=5)
+
+
+def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:
+    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on."""
+    sn = hit.snippet or Snippet(hit.start, min(hit.end, hit.start + 160))
+
+    def cut(s: int, e: int) -> str:
+        return hit.text[s - hit.start : e - hit.start]
+
+    pieces: list[tuple[str, bool]] = [("...", False)] if sn.start > hit.start else []
+    at = sn.start
+    for s, e in sn.highlights:
+        pieces += [(cut(at, s), False), (cut(s, e), True)]
+        at = e
+    pieces.append((cut(at, sn.end), False))
+    if sn.end < hit.end:
+        pieces.append(("...", False))
+    first = next((i for i, (text, _) in enumerate(pieces) if text.strip()), None)
+    if first is not None:  # no white space before the first word
+        pieces[first] = (pieces[first][0].lstrip(), pieces[first][1])
+    return pieces
 
 
 def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.query.fusion import Fusion, fuse
+from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
 from searchapp.types import Hit, Run
 
@@ -89,23 +90,27 @@ class QueryEngine:
                     cands = reader.gather(query, qvecs[n], k0)
                     dense, lex = cands.dense, cands.lexical
                     run = fuse(cands, settings)[:k]
-                out[i] = _hydrate(reader, run, dense, lex, mode)
+                out[i] = _hydrate(reader, run, dense, lex, mode, QueryTerms(query))
         return out
 
 
-def _hydrate(reader: Reader, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:
+def _hydrate(
+    reader: Reader, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str, terms: QueryTerms
+) -> list[Hit]:
     records = reader.hydrate([pid for pid, _ in run])
     hits: list[Hit] = []
     for pid, score in run:
         rec = records.get(pid)
         if rec is None:  # removed by a concurrent ingest after ranking
             continue
+        shown, _ = snippet(terms, rec.text, rec.start)
         hits.append(
             Hit(
                 rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
                 start=rec.start, end=rec.end, text=rec.text,
                 dense_score=dense.get(pid) if mode != "lexical" else None,
                 lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata, source=rec.source,
+                snippet=shown,
             )
         )
     return hits
