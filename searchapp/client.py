@@ -39,18 +39,19 @@ class Client:
         return r.json()
 
     def search(
-        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None, **fusion: Any
+        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
+        explain: bool = False, **fusion: Any,
     ) -> list[Hit]:
         """As :meth:`searchapp.Index.search`, over HTTP."""
-        body = {"query": query, "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
+        body = {"query": query, **_options(k, mode, filters, explain, fusion)}
         return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 
     def search_batch(
         self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
-        **fusion: Any,
+        explain: bool = False, **fusion: Any,
     ) -> list[list[Hit]]:
         """As :meth:`searchapp.Index.search_batch`, over HTTP."""
-        body = {"queries": list(queries), "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
+        body = {"queries": list(queries), **_options(k, mode, filters, explain, fusion)}
         return [[Hit.from_dict(h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
 
     def add_texts(
@@ -97,3 +98,10 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _options(
+    k: int, mode: str, filters: Mapping[str, Any] | None, explain: bool, fusion: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The request fields of a search beside its queries (the server's ``SearchOptions``)."""
+    return {"k": k, "mode": mode, "filters": filters, "fusion": dict(fusion) or None, "explain": explain}

@@ -58,6 +58,36 @@ class Snippet:
 
 
 @dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranks where it does: both raw scores (cosine, BM25), both as the fusion normalised them over the
+    query's candidates, the dense weight the fusion gave this query and why, and the query terms the passage
+    holds. Scores a mode did not compute are ``None``; so are the normalised scores and weight of RRF (it fuses
+    ranks) and of a single-side mode."""
+
+    dense: float | None
+    lexical: float | None
+    dense_normalised: float | None
+    lexical_normalised: float | None
+    dense_weight: float | None
+    fusion: str  # the method and its settings in a few words, or the mode's name outside hybrid
+    reason: str
+    matched_terms: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {
+            "dense": self.dense, "lexical": self.lexical, "dense_normalised": self.dense_normalised,
+            "lexical_normalised": self.lexical_normalised, "dense_weight": self.dense_weight, "fusion": self.fusion,
+            "reason": self.reason, "matched_terms": list(self.matched_terms),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Explanation:
+        """The inverse of :meth:`to_dict`."""
+        return cls(**{**data, "matched_terms": tuple(data["matched_terms"])})
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked search result.
 
@@ -66,7 +96,7 @@ class Hit:
     the id of a text added through the API, and ``source`` says which (``"file"`` or ``"text"``: a text id may
     look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
     document's text; ``metadata`` the document's metadata; ``snippet`` the window of the passage that best
-    shows the query's terms.
+    shows the query's terms; ``explain`` why it ranks there, when asked.
     """
 
     rank: int
@@ -82,6 +112,7 @@ class Hit:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = "file"  # with a default: hits made before it existed (an older server's JSON) still load
     snippet: Snippet | None = None
+    explain: Explanation | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -99,6 +130,7 @@ class Hit:
             "text": self.text,
             "metadata": dict(self.metadata),
             "snippet": self.snippet.to_dict() if self.snippet else None,
+            "explain": self.explain.to_dict() if self.explain else None,
         }
 
     @classmethod
@@ -108,6 +140,8 @@ class Hit:
         fields_ = dict(data)
         if fields_.get("snippet") is not None:
             fields_["snippet"] = Snippet.from_dict(fields_["snippet"])
+        if fields_.get("explain") is not None:
+            fields_["explain"] = Explanation.from_dict(fields_["explain"])
         return cls(**fields_)
 
 

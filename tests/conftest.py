@@ -51,6 +51,16 @@ def fake_encoder() -> FakeEncoder:
     return FakeEncoder()
 
 
+@pytest.fixture()
+def fake_model(fake_encoder: FakeEncoder, monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
+    """Every index this test opens without an encoder (the CLI's, say) embeds with ``fake_encoder``: CLI tests of
+    dense and hybrid queries without the real model."""
+    from searchapp.index import Index
+
+    monkeypatch.setattr(Index, "_make_encoder", lambda self: fake_encoder)
+    return fake_encoder
+
+
 @pytest.fixture(scope="session")
 def real_encoder():  # type: ignore[no-untyped-def]
     """The bundled all-MiniLM-L6-v2 with mean pooling, loaded once per test session."""

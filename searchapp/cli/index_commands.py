@@ -32,7 +32,7 @@ from searchapp.cli.common import (
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
 from searchapp.query.engine import MODES
-from searchapp.types import Hit, Snippet
+from searchapp.types import Explanation, Hit, Snippet
 
 
 def register(app: typer.Typer) -> None:
@@ -145,6 +145,10 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each hit ranks there: both raw and normalised scores, the "
+                           "dense weight chosen and why, the matched terms.")
+    ] = False,
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
@@ -157,7 +161,7 @@ def query(
         queries = _queries(text, file)
         filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
-            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, **fusion)
+            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
@@ -206,6 +210,25 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
     for h in hits:
         say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
         say_styled(_snippet_pieces(h), indent=5)
+        if h.explain is not None:
+            for line in _explain_lines(h.explain):
+                say(f"     | {line}")
+
+
+def _explain_lines(e: Explanation) -> list[str]:
+    """An explanation for a human: the scores, the weighting and the matched terms, a line each."""
+
+    def side(name: str, raw: float | None, normalised: float | None) -> str:
+        if raw is None:
+            return f"{name} -"
+        return f"{name} {raw:.3f}" + (f" (normalised {normalised:.3f})" if normalised is not None else "")
+
+    weight = f"; dense weight {e.dense_weight:.3f}" if e.dense_weight is not None else ""
+    return [
+        f"{side('cosine', e.dense, e.dense_normalised)}; {side('BM25', e.lexical, e.lexical_normalised)}{weight}",
+        f"{e.fusion}: {e.reason}",
+        f"matched terms: {', '.join(e.matched_terms) or '(none)'}",
+    ]
 
 
 def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:

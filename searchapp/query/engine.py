@@ -9,17 +9,17 @@ query; one the dense side did not return gets its cosine from its stored vector)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
-from searchapp.query.fusion import Fusion, fuse
+from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
-from searchapp.types import Hit, Run
+from searchapp.types import Explanation, Hit, Run
 
 MODES = ("hybrid", "dense", "lexical")
 # Queries -> float32 (n, d) unit vectors (truncated to the model's limit).
@@ -58,10 +58,12 @@ class QueryEngine:
         k: int = 10,
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
+        explain: bool = False,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """The ``k`` best passages for each query; ``filters`` (a :class:`Filter` or its JSON form) restricts the
-        documents; ``fusion`` overrides the hybrid settings (the fields of :class:`Fusion`)."""
+        documents; ``explain`` gives every hit an :class:`Explanation`; ``fusion`` overrides the hybrid settings
+        (the fields of :class:`Fusion`)."""
         check_mode(mode)
         if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
             raise ConfigError("queries must be a list of strings (for one query, use search)")
@@ -78,39 +80,66 @@ class QueryEngine:
         with self.stores.reader(flt, dense=qvecs is not None) as reader:
             for n, i in enumerate(live):
                 query = queries[i]
-                dense: dict[int, float] = {}
-                lex: dict[int, float] = {}
+                ranked = _Ranked(mode)
                 if qvecs is None:
-                    run = reader.lexical(query, k)
-                    lex = dict(run)
+                    ranked.run = reader.lexical(query, k)
+                    ranked.lexical = dict(ranked.run)
                 elif mode == "dense":
-                    run = reader.dense(qvecs[n], k)
-                    dense = dict(run)
+                    ranked.run = reader.dense(qvecs[n], k)
+                    ranked.dense = dict(ranked.run)
                 else:
                     cands = reader.gather(query, qvecs[n], k0)
-                    dense, lex = cands.dense, cands.lexical
-                    run = fuse(cands, settings)[:k]
-                out[i] = _hydrate(reader, run, dense, lex, mode, QueryTerms(query))
+                    ranked.dense, ranked.lexical = cands.dense, cands.lexical
+                    ranked.run = fuse(cands, settings)[:k]
+                    if explain:
+                        ranked.weighting, ranked.fusion = weighting(cands, settings), settings.describe()
+                out[i] = ranked.hits(reader, QueryTerms(query), explain)
         return out
 
 
-def _hydrate(
-    reader: Reader, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str, terms: QueryTerms
-) -> list[Hit]:
-    records = reader.hydrate([pid for pid, _ in run])
-    hits: list[Hit] = []
-    for pid, score in run:
-        rec = records.get(pid)
-        if rec is None:  # removed by a concurrent ingest after ranking
-            continue
-        shown, _ = snippet(terms, rec.text, rec.start)
-        hits.append(
-            Hit(
-                rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
-                start=rec.start, end=rec.end, text=rec.text,
-                dense_score=dense.get(pid) if mode != "lexical" else None,
-                lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata, source=rec.source,
-                snippet=shown,
+@dataclass
+class _Ranked:
+    """One query's ranking and what its hits are made of: both sides' raw scores, and (hybrid, when explained)
+    how the fusion weighed them."""
+
+    mode: str
+    run: Run = field(default_factory=list)
+    dense: dict[int, float] = field(default_factory=dict)
+    lexical: dict[int, float] = field(default_factory=dict)
+    weighting: Weighting | None = None
+    fusion: str = ""
+
+    def hits(self, reader: Reader, terms: QueryTerms, explain: bool) -> list[Hit]:
+        """The run hydrated into hits, with snippets (and explanations)."""
+        records = reader.hydrate([pid for pid, _ in self.run])
+        hits: list[Hit] = []
+        for pid, score in self.run:
+            rec = records.get(pid)
+            if rec is None:  # removed by a concurrent ingest after ranking
+                continue
+            shown, found = snippet(terms, rec.text, rec.start)
+            hits.append(
+                Hit(
+                    rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
+                    start=rec.start, end=rec.end, text=rec.text,
+                    dense_score=self.dense.get(pid) if self.mode != "lexical" else None,
+                    lexical_score=self.lexical.get(pid) if self.mode != "dense" else None, metadata=rec.metadata,
+                    source=rec.source, snippet=shown,
+                    explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
+                )
             )
+        return hits
+
+    def explain(self, pid: int, matched: tuple[str, ...]) -> Explanation:
+        """Why ``pid`` ranks where it does."""
+        dense = self.dense.get(pid) if self.mode != "lexical" else None
+        lexical = self.lexical.get(pid) if self.mode != "dense" else None
+        w = self.weighting
+        if w is None:
+            side = "BM25" if self.mode == "lexical" else "cosine"
+            return Explanation(dense, lexical, None, None, None, self.mode, f"{self.mode} mode: ranked by {side} "
+                               "alone", matched)
+        return Explanation(
+            dense, lexical, w.dense.get(pid) if w.dense else None, w.lexical.get(pid) if w.lexical else None,
+            w.alpha, self.fusion, w.reason, matched,
         )
-    return hits

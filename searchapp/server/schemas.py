@@ -57,20 +57,22 @@ class Filters(_Strict):
     path_glob: str | None = None
 
 
-class SearchRequest(_Strict):
+class SearchOptions(_Strict):
+    """What a search asks beside its queries (``/search`` and ``/search/batch`` alike)."""
+
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Mode = "hybrid"
+    filters: Filters | None = None
+    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
+    explain: bool = Field(default=False, description="Give every hit an explain object (docs/cli.md).")
+
+
+class SearchRequest(SearchOptions):
     query: str = Field(max_length=10_000)
-    k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Mode = "hybrid"
-    filters: Filters | None = None
-    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
 
-class BatchSearchRequest(_Strict):
+class BatchSearchRequest(SearchOptions):
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
-    k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Mode = "hybrid"
-    filters: Filters | None = None
-    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _bounded(self) -> BatchSearchRequest:
