@@ -353,13 +353,15 @@ class Index:
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
         explain: bool = False,
+        min_score: float | None = None,
         **fusion: Any,
     ) -> list[Hit]:
         """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
         that is not a string, a bad ``k``, mode, filter or fusion setting.
 
         ``explain``: give each hit an :class:`~searchapp.types.Explanation` (both raw and normalised scores, the
-        dense weight chosen and why, the matched terms).
+        dense weight chosen and why, the matched terms). ``min_score``: only passages whose cosine with the query
+        is at least this (in [-1, 1]; comparable across queries, unlike fused scores); dense and hybrid modes only.
 
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
@@ -368,7 +370,8 @@ class Index:
         """
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")
-        return self.search_batch([query], k=k, mode=mode, filters=filters, explain=explain, **fusion)[0]
+        return self.search_batch([query], k=k, mode=mode, filters=filters, explain=explain,
+                                 min_score=min_score, **fusion)[0]
 
     def search_batch(
         self,
@@ -377,10 +380,12 @@ class Index:
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
         explain: bool = False,
+        min_score: float | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
-        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, explain=explain, **fusion)
+        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
+                                           min_score=min_score, **fusion)
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""

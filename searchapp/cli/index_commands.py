@@ -149,6 +149,10 @@ def query(
         bool, typer.Option("--explain", help="Show why each hit ranks there: both raw and normalised scores, the "
                            "dense weight chosen and why, the matched terms.")
     ] = False,
+    min_score: Annotated[
+        float | None, typer.Option(min=-1, max=1, help="Only passages whose cosine with the query is at least "
+                                   "this (dense and hybrid modes; comparable across queries, docs/cli.md).")
+    ] = None,
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
@@ -161,7 +165,8 @@ def query(
         queries = _queries(text, file)
         filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
-            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain, **fusion)
+            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
+                                     min_score=min_score, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"

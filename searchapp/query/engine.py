@@ -43,6 +43,22 @@ def resolve_fusion(defaults: Fusion, overrides: Mapping[str, Any] | None) -> Fus
     return replace(defaults, **given)
 
 
+def check_min_score(min_score: float | None, mode: str) -> None:
+    """``ConfigError`` unless ``min_score`` is ``None`` or a cosine in [-1, 1] asked of a mode that computes one.
+
+    The cut-off is on the cosine because it means the same for every query; fused scores are relative to the
+    query's candidates and BM25 grows with the query's length and rare words. Lexical mode computes no cosine
+    (it never loads the model), so a threshold there is refused rather than quietly ignored.
+    """
+    if min_score is None:
+        return
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1.0 <= min_score <= 1.0:
+        raise ConfigError(f"min_score is a cosine, in [-1, 1]; got {min_score!r}")
+    if mode == "lexical":
+        raise ConfigError("min_score is a threshold on the cosine, which lexical mode does not compute: use mode "
+                          "dense or hybrid")
+
+
 class QueryEngine:
     """Searches ``stores``; ``encode`` embeds queries (called only in dense and hybrid mode, so a lexical query
     never loads the model); ``fusion`` is the index's hybrid default."""
@@ -59,12 +75,15 @@ class QueryEngine:
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
         explain: bool = False,
+        min_score: float | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """The ``k`` best passages for each query; ``filters`` (a :class:`Filter` or its JSON form) restricts the
-        documents; ``explain`` gives every hit an :class:`Explanation`; ``fusion`` overrides the hybrid settings
-        (the fields of :class:`Fusion`)."""
+        documents; ``explain`` gives every hit an :class:`Explanation`; ``min_score`` keeps only passages whose
+        cosine with the query is at least that (dense and hybrid modes); ``fusion`` overrides the hybrid
+        settings (the fields of :class:`Fusion`)."""
         check_mode(mode)
+        check_min_score(min_score, mode)
         if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
             raise ConfigError("queries must be a list of strings (for one query, use search)")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -90,9 +109,13 @@ class QueryEngine:
                 else:
                     cands = reader.gather(query, qvecs[n], k0)
                     ranked.dense, ranked.lexical = cands.dense, cands.lexical
-                    ranked.run = fuse(cands, settings)[:k]
+                    ranked.run = fuse(cands, settings)
                     if explain:
                         ranked.weighting, ranked.fusion = weighting(cands, settings), settings.describe()
+                if min_score is not None:
+                    # Before the cut to k: up to k hits that pass, not the top k thinned.
+                    ranked.run = [(pid, sc) for pid, sc in ranked.run if ranked.dense[pid] >= min_score]
+                ranked.run = ranked.run[:k]
                 out[i] = ranked.hits(reader, QueryTerms(query), explain)
         return out
 

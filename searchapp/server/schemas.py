@@ -65,6 +65,10 @@ class SearchOptions(_Strict):
     filters: Filters | None = None
     fusion: FusionOverrides | None = None  # type: ignore[valid-type]
     explain: bool = Field(default=False, description="Give every hit an explain object (docs/cli.md).")
+    min_score: float | None = Field(
+        default=None, ge=-1, le=1, description="Only passages whose cosine with the query is at least this (dense "
+        "and hybrid modes)."
+    )
 
 
 class SearchRequest(SearchOptions):

@@ -9,27 +9,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from searchapp import Index, IndexConfig
+from searchapp import Index
 from searchapp.cli import app
 from searchapp.query.adaptive import adaptive_choice
 from searchapp.query.fusion import Fusion
 
 runner = CliRunner()
-TEXTS = [
-    "Rotate the signing keys with the rotate command every quarter.",
-    "Signing keys expire after a year unless rotated.",
-    "The database stores passages and vectors on disk.",
-    "Tomatoes want water twice a week in summer.",
-    "Keys to the garden shed hang by the door.",
-]
 
 
 @pytest.fixture()
-def index(tmp_path: Path, fake_encoder) -> Index:  # type: ignore[no-untyped-def]
-    ix = Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder)
-    ix.add_texts(TEXTS, ids=[f"t{i}" for i in range(len(TEXTS))])
-    yield ix
-    ix.close()
+def index(small_index: Index) -> Index:
+    return small_index
 
 
 def test_adaptive_explanation_is_the_rules_own_choice_and_reproduces_the_fused_score(index: Index) -> None:
