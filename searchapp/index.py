@@ -354,6 +354,8 @@ class Index:
         filters: Filter | Mapping[str, Any] | None = None,
         explain: bool = False,
         min_score: float | None = None,
+        offset: int = 0,
+        group_by: str | None = None,
         **fusion: Any,
     ) -> list[Hit]:
         """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
@@ -362,6 +364,8 @@ class Index:
         ``explain``: give each hit an :class:`~searchapp.types.Explanation` (both raw and normalised scores, the
         dense weight chosen and why, the matched terms). ``min_score``: only passages whose cosine with the query
         is at least this (in [-1, 1]; comparable across queries, unlike fused scores); dense and hybrid modes only.
+        ``offset``: skip the first hits (pagination: the next page is ``offset=k``). ``group_by="document"``: each
+        document's best passage once, its document's other ranked passages' ids in ``Hit.other_passages``.
 
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
@@ -371,7 +375,7 @@ class Index:
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")
         return self.search_batch([query], k=k, mode=mode, filters=filters, explain=explain,
-                                 min_score=min_score, **fusion)[0]
+                                 min_score=min_score, offset=offset, group_by=group_by, **fusion)[0]
 
     def search_batch(
         self,
@@ -381,11 +385,13 @@ class Index:
         filters: Filter | Mapping[str, Any] | None = None,
         explain: bool = False,
         min_score: float | None = None,
+        offset: int = 0,
+        group_by: str | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
         return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
-                                           min_score=min_score, **fusion)
+                                           min_score=min_score, offset=offset, group_by=group_by, **fusion)
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""

@@ -113,6 +113,8 @@ class Hit:
     source: str = "file"  # with a default: hits made before it existed (an older server's JSON) still load
     snippet: Snippet | None = None
     explain: Explanation | None = None
+    # Grouped by document: the ids of the document's other passages in the ranking, best first (None ungrouped).
+    other_passages: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -131,6 +133,7 @@ class Hit:
             "metadata": dict(self.metadata),
             "snippet": self.snippet.to_dict() if self.snippet else None,
             "explain": self.explain.to_dict() if self.explain else None,
+            "other_passages": None if self.other_passages is None else list(self.other_passages),
         }
 
     @classmethod
@@ -142,6 +145,8 @@ class Hit:
             fields_["snippet"] = Snippet.from_dict(fields_["snippet"])
         if fields_.get("explain") is not None:
             fields_["explain"] = Explanation.from_dict(fields_["explain"])
+        if fields_.get("other_passages") is not None:
+            fields_["other_passages"] = tuple(fields_["other_passages"])
         return cls(**fields_)
 
 

@@ -31,7 +31,7 @@ from searchapp.cli.common import (
 )
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
-from searchapp.query.engine import MODES
+from searchapp.query.engine import GROUP_BY, MODES
 from searchapp.types import Explanation, Hit, Snippet
 
 
@@ -153,6 +153,11 @@ def query(
         float | None, typer.Option(min=-1, max=1, help="Only passages whose cosine with the query is at least "
                                    "this (dense and hybrid modes; comparable across queries, docs/cli.md).")
     ] = None,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many hits first (the next page: --offset K).")] = 0,
+    group_by: Annotated[
+        str | None, typer.Option(help=f"{', '.join(GROUP_BY)}: each document once, by its best passage, with its "
+                                 "other matching passages counted.")
+    ] = None,
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
@@ -166,7 +171,7 @@ def query(
         filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
             results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
-                                     min_score=min_score, **fusion)
+                                     min_score=min_score, offset=offset, group_by=group_by, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
@@ -213,7 +218,8 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         say("no results")
         return
     for h in hits:
-        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
+        more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
+        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}{more}")
         say_styled(_snippet_pieces(h), indent=5)
         if h.explain is not None:
             for line in _explain_lines(h.explain):

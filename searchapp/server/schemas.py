@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from searchapp.query.engine import MODES
+from searchapp.query.engine import GROUP_BY, MODES
 from searchapp.query.fusion import Fusion, setting_help
 from searchapp.types import Hit
 
@@ -46,6 +46,7 @@ def _fusion_overrides() -> type[BaseModel]:
 
 FusionOverrides = _fusion_overrides()
 Mode = Literal[MODES]  # type: ignore[valid-type]
+GroupBy = Literal[GROUP_BY]  # type: ignore[valid-type]
 
 
 class Filters(_Strict):
@@ -69,6 +70,10 @@ class SearchOptions(_Strict):
         default=None, ge=-1, le=1, description="Only passages whose cosine with the query is at least this (dense "
         "and hybrid modes)."
     )
+    offset: int = Field(default=0, ge=0, le=MAX_K, description="Skip this many hits first (pagination).")
+    group_by: GroupBy | None = Field(  # type: ignore[valid-type]
+        default=None, description="document: each document's best passage once, its other passages' ids folded in."
+    )
 
 
 class SearchRequest(SearchOptions):
@@ -80,7 +85,7 @@ class BatchSearchRequest(SearchOptions):
 
     @model_validator(mode="after")
     def _bounded(self) -> BatchSearchRequest:
-        hits = len(self.queries) * self.k
+        hits = len(self.queries) * (self.k + self.offset)
         if hits > MAX_HITS:
             raise PydanticCustomError(
                 "too_many_hits", "{n} queries x k {k} = {hits} hits, over the limit of {limit} per request: send "
