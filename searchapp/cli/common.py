@@ -130,6 +130,16 @@ def emit_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
 
 
+def human_size(n: int) -> str:
+    """Bytes for a human: ``"512 B"``, ``"1.5 KiB"``, ``"23.4 MiB"`` (binary units, as ``--max-file-mb``)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def display_path(path: str) -> str:
     """``path`` relative to the working folder where it can be."""
     try:

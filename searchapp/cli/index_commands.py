@@ -26,6 +26,7 @@ from searchapp.cli.common import (
     emit_json,
     errors,
     fusion_options,
+    human_size,
     say,
     say_styled,
 )
@@ -41,6 +42,7 @@ def register(app: typer.Typer) -> None:
     app.command()(query)
     app.command()(status)
     app.command()(remove)
+    app.command()(documents)
 
 
 def ingest(
@@ -69,6 +71,9 @@ def ingest(
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -88,7 +93,7 @@ def ingest(
         with ix, _progress(quiet=False) as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
-                                follow_links=follow_links)
+                                follow_links=follow_links, force=force)
     for failed_path, reason in summary.failures:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
@@ -291,3 +296,20 @@ def remove(
         emit_json({"removed": removed})
     else:
         say(f"removed {removed}")
+
+
+def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
+    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed."""
+    import datetime
+
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        docs = ix.documents()
+    if as_json:
+        emit_json({"documents": [d.to_dict() for d in docs]})
+        return
+    for d in docs:
+        when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
+        shown = display_path(d.path) if d.source == "file" else d.path
+        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {d.source:<4}  {shown}")

@@ -153,6 +153,9 @@ class Ingest:
         self.gone: list[int] = []  # stored documents whose files hold no text any more
         self.max_bytes = MAX_FILE_BYTES
         self.follow_links = False
+        # Read every file again even if its size and mtime are unchanged (a file rewritten within the same
+        # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
+        self.force = False
         self.last_save = time.monotonic()
 
     def run(
@@ -232,7 +235,7 @@ class Ingest:
             except OSError as exc:
                 self._fail(key, f"cannot read: {exc.strerror or exc}")
                 continue
-            if old and old.mtime == st.st_mtime and old.size == st.st_size:
+            if old and not self.force and old.mtime == st.st_mtime and old.size == st.st_size:
                 self.summary.unchanged += 1
                 continue
             tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None))
