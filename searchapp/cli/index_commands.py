@@ -78,13 +78,11 @@ def ingest(
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
     from searchapp.index import Index
+    from searchapp.ingest.pipeline import check_root
     from searchapp.keyvalue import parse_params
 
     with errors():
-        if not path.exists():  # before creating an index for nothing
-            raise SearchappError(
-                f"{path}: no such file or folder (to drop what was indexed from it: searchapp remove {path})"
-            )
+        check_root(path)  # before creating an index for nothing
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
@@ -278,7 +276,8 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
         emit_json(stats.to_dict())
         return
     for key, value in stats.to_dict().items():
-        say(f"{key:>15}: {value}")
+        shown = human_size(int(value)) if key == "disk_bytes" and isinstance(value, int) else value
+        say(f"{key:>15}: {shown}")
 
 
 def remove(

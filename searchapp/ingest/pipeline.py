@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from searchapp.errors import LoadError, SearchappError
-from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, selected, walk
+from searchapp.errors import ConfigError, LoadError, SearchappError
+from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -105,6 +105,18 @@ def prepare(
     return Prepared(task, document=doc, spans=spans)
 
 
+def check_root(root: Path) -> None:
+    """``SearchappError`` unless ``root`` is a folder or a file a loader claims (before any index is made)."""
+    if not root.exists():
+        raise SearchappError(
+            f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
+        )
+    if root.is_file() and loader_for(root) is None:
+        # Named explicitly, not met in a walk: skipping it silently would report "added 0" as a success.
+        raise ConfigError(f"{root}: unsupported file type '{root.suffix or root.name}' (supported: "
+                          f"{', '.join(supported_suffixes())})")
+
+
 @dataclass
 class _Pending:
     document: Document
@@ -172,10 +184,7 @@ class Ingest:
         if its workers embedded it, its vectors; this run commits them, so the writes stay in this process,
         under its writer lock.
         """
-        if not root.exists():
-            raise SearchappError(
-                f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
-            )
+        check_root(root)
         # The same normalisation as walk's (the real path: a folder reached through a link, or renamed back, is
         # the same folder) so stored keys and the root compare.
         root_key = os.path.realpath(root)
