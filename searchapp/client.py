@@ -39,19 +39,22 @@ class Client:
         return r.json()
 
     def search(
-        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None, **fusion: Any
+        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
+        explain: bool = False, min_score: float | None = None, offset: int = 0, group_by: str | None = None,
+        **fusion: Any,
     ) -> list[Hit]:
         """As :meth:`searchapp.Index.search`, over HTTP."""
-        body = {"query": query, "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
-        return [Hit(**h) for h in self._call("POST", "/search", body)["hits"]]
+        body = {"query": query, **_options(k, mode, filters, explain, min_score, offset, group_by, fusion)}
+        return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 
     def search_batch(
         self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
+        explain: bool = False, min_score: float | None = None, offset: int = 0, group_by: str | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """As :meth:`searchapp.Index.search_batch`, over HTTP."""
-        body = {"queries": list(queries), "k": k, "mode": mode, "filters": filters, "fusion": fusion or None}
-        return [[Hit(**h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
+        body = {"queries": list(queries), **_options(k, mode, filters, explain, min_score, offset, group_by, fusion)}
+        return [[Hit.from_dict(h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
 
     def add_texts(
         self,
@@ -97,3 +100,12 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _options(
+    k: int, mode: str, filters: Mapping[str, Any] | None, explain: bool, min_score: float | None, offset: int,
+    group_by: str | None, fusion: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The request fields of a search beside its queries (the server's ``SearchOptions``)."""
+    return {"k": k, "mode": mode, "filters": filters, "fusion": dict(fusion) or None, "explain": explain,
+            "min_score": min_score, "offset": offset, "group_by": group_by}

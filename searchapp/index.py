@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
@@ -65,6 +66,25 @@ class IndexStats:
             "disk_bytes": self.disk_bytes, "backend": self.backend,
             "vectors_precision": "+".join(self.vectors_precision) or None,
         }
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """One indexed document as ``searchapp documents`` lists it: its path (or text id), source, title, number of
+    passages, size in bytes (of the file, or of the text in UTF-8) and the file's modification time when it was
+    indexed (0 for texts)."""
+
+    path: str
+    source: str
+    title: str
+    passages: int
+    size: int
+    mtime: float
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {"path": self.path, "source": self.source, "title": self.title, "passages": self.passages,
+                "size": self.size, "mtime": self.mtime}
 
 
 class Index:
@@ -253,13 +273,15 @@ class Index:
         actors: int = 1,
         max_file_mb: float | None = None,
         follow_links: bool = False,
+        force: bool = False,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
         indexed version of a file that holds no text any more).
 
         ``max_file_mb``: files larger are skipped with a warning before they are read (default 100).
         ``follow_links``: also index symbolic links to files outside ``root`` (by default only links whose
-        target lies inside it are followed, as git and ripgrep do).
+        target lies inside it are followed, as git and ripgrep do). ``force``: read every file again, even one
+        whose size and modification time are unchanged (one whose content is unchanged is still not re-embedded).
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
@@ -271,6 +293,7 @@ class Index:
                 raise ConfigError(f"max_file_mb must be a positive number of MB, got {max_file_mb!r}")
             run.max_bytes = int(max_file_mb * 2**20)
         run.follow_links = follow_links
+        run.force = force
         prepared = None
         if workers != "local":
             from searchapp.ingest.distributed import EncoderSpec, RayOptions, connect, run_on_ray
@@ -395,10 +418,20 @@ class Index:
         k: int = 10,
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
+        explain: bool = False,
+        min_score: float | None = None,
+        offset: int = 0,
+        group_by: str | None = None,
         **fusion: Any,
     ) -> list[Hit]:
         """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
         that is not a string, a bad ``k``, mode, filter or fusion setting.
+
+        ``explain``: give each hit an :class:`~searchapp.types.Explanation` (both raw and normalised scores, the
+        dense weight chosen and why, the matched terms). ``min_score``: only passages whose cosine with the query
+        is at least this (in [-1, 1]; comparable across queries, unlike fused scores); dense and hybrid modes only.
+        ``offset``: skip the first hits (pagination: the next page is ``offset=k``). ``group_by="document"``: each
+        document's best passage once, its document's other ranked passages' ids in ``Hit.other_passages``.
 
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
         "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
@@ -407,7 +440,8 @@ class Index:
         """
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")
-        return self.search_batch([query], k=k, mode=mode, filters=filters, **fusion)[0]
+        return self.search_batch([query], k=k, mode=mode, filters=filters, explain=explain,
+                                 min_score=min_score, offset=offset, group_by=group_by, **fusion)[0]
 
     def search_batch(
         self,
@@ -415,10 +449,24 @@ class Index:
         k: int = 10,
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
+        explain: bool = False,
+        min_score: float | None = None,
+        offset: int = 0,
+        group_by: str | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
-        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, **fusion)
+        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
+                                           min_score=min_score, offset=offset, group_by=group_by, **fusion)
+
+    def documents(self) -> list[DocumentInfo]:
+        """Every indexed document with its passage count, by path (or text id)."""
+        counts = Counter(self.stores.passage_documents().values())
+        return [
+            DocumentInfo(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
+                         mtime=doc.mtime)
+            for key, doc in sorted(self.stores.documents().items())
+        ]
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""

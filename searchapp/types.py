@@ -39,6 +39,55 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Snippet:
+    """The window of a passage shown for a hit: ``[start, end)`` and the words matching the query ``[s, e)``
+    inside it, all in character offsets into the document's text (``query/snippets.py`` chooses them)."""
+
+    start: int
+    end: int
+    highlights: tuple[tuple[int, int], ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {"start": self.start, "end": self.end, "highlights": [[s, e] for s, e in self.highlights]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Snippet:
+        """The inverse of :meth:`to_dict`."""
+        return cls(int(data["start"]), int(data["end"]), tuple((int(s), int(e)) for s, e in data["highlights"]))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranks where it does: both raw scores (cosine, BM25), both as the fusion normalised them over the
+    query's candidates, the dense weight the fusion gave this query and why, and the query terms the passage
+    holds. Scores a mode did not compute are ``None``; so are the normalised scores and weight of RRF (it fuses
+    ranks) and of a single-side mode."""
+
+    dense: float | None
+    lexical: float | None
+    dense_normalised: float | None
+    lexical_normalised: float | None
+    dense_weight: float | None
+    fusion: str  # the method and its settings in a few words, or the mode's name outside hybrid
+    reason: str
+    matched_terms: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {
+            "dense": self.dense, "lexical": self.lexical, "dense_normalised": self.dense_normalised,
+            "lexical_normalised": self.lexical_normalised, "dense_weight": self.dense_weight, "fusion": self.fusion,
+            "reason": self.reason, "matched_terms": list(self.matched_terms),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Explanation:
+        """The inverse of :meth:`to_dict`."""
+        return cls(**{**data, "matched_terms": tuple(data["matched_terms"])})
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked search result.
 
@@ -46,7 +95,8 @@ class Hit:
     raw scores of each side, ``None`` where the mode did not compute them. ``path`` is the document's path, or
     the id of a text added through the API, and ``source`` says which (``"file"`` or ``"text"``: a text id may
     look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
-    document's text; ``metadata`` the document's metadata.
+    document's text; ``metadata`` the document's metadata; ``snippet`` the window of the passage that best
+    shows the query's terms; ``explain`` why it ranks there, when asked.
     """
 
     rank: int
@@ -60,7 +110,11 @@ class Hit:
     dense_score: float | None = None
     lexical_score: float | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    source: str = "file"  # last, with a default: hits made before it existed (an older server's JSON) still load
+    source: str = "file"  # with a default: hits made before it existed (an older server's JSON) still load
+    snippet: Snippet | None = None
+    explain: Explanation | None = None
+    # Grouped by document: the ids of the document's other passages in the ranking, best first (None ungrouped).
+    other_passages: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -77,7 +131,23 @@ class Hit:
             "end": self.end,
             "text": self.text,
             "metadata": dict(self.metadata),
+            "snippet": self.snippet.to_dict() if self.snippet else None,
+            "explain": self.explain.to_dict() if self.explain else None,
+            "other_passages": None if self.other_passages is None else list(self.other_passages),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """A hit from its JSON form (:meth:`to_dict`, or an HTTP response's); fields it does not know are an
+        error, fields it lacks (a server older than them) take their defaults."""
+        fields_ = dict(data)
+        if fields_.get("snippet") is not None:
+            fields_["snippet"] = Snippet.from_dict(fields_["snippet"])
+        if fields_.get("explain") is not None:
+            fields_["explain"] = Explanation.from_dict(fields_["explain"])
+        if fields_.get("other_passages") is not None:
+            fields_["other_passages"] = tuple(fields_["other_passages"])
+        return cls(**fields_)
 
 
 # A ranking: ``(passage_id, score)`` pairs, best first.

@@ -54,6 +54,36 @@ def fake_encoder() -> FakeEncoder:
     return FakeEncoder()
 
 
+@pytest.fixture()
+def fake_model(fake_encoder: FakeEncoder, monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
+    """Every index this test opens without an encoder (the CLI's, say) embeds with ``fake_encoder``: CLI tests of
+    dense and hybrid queries without the real model."""
+    from searchapp.index import Index
+
+    monkeypatch.setattr(Index, "_make_encoder", lambda self: fake_encoder)
+    return fake_encoder
+
+
+SMALL_TEXTS = [
+    "Rotate the signing keys with the rotate command every quarter.",
+    "Signing keys expire after a year unless rotated.",
+    "The database stores passages and vectors on disk.",
+    "Tomatoes want water twice a week in summer.",
+    "Keys to the garden shed hang by the door.",
+]
+
+
+@pytest.fixture()
+def small_index(tmp_path: Path, fake_encoder: FakeEncoder):  # type: ignore[no-untyped-def]
+    """An index at ``tmp_path / "ix"`` holding ``SMALL_TEXTS`` as texts ``t0``... with the fake encoder."""
+    from searchapp import Index, IndexConfig
+
+    ix = Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder)
+    ix.add_texts(SMALL_TEXTS, ids=[f"t{i}" for i in range(len(SMALL_TEXTS))])
+    yield ix
+    ix.close()
+
+
 @pytest.fixture(scope="session")
 def real_encoder():  # type: ignore[no-untyped-def]
     """The bundled all-MiniLM-L6-v2 with mean pooling, loaded once per test session."""

@@ -6,6 +6,8 @@ it is handed; none imports this module back.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from searchapp.cli import eval_commands, index_commands, serve_command
@@ -14,7 +16,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Semantic search over a folder of documents: ingest it, then query it.",
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from searchapp import __version__
+
+        typer.echo(f"searchapp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Semantic search over a folder of documents: ingest it, then query it."""
 for _module in (index_commands, eval_commands, serve_command):
     _module.register(app)
 

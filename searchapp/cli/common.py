@@ -12,8 +12,9 @@ import inspect
 import json
 import os
 import re
+import sys
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import Annotated, Any
@@ -90,6 +91,30 @@ def say(text: str, err: bool = False) -> None:
     typer.echo(printable(text), err=err)
 
 
+def color_stdout() -> bool:
+    """Whether stdout is a terminal that may be styled (not piped or redirected, and no ``NO_COLOR`` asked)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+_BOLD, _RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow, and back
+
+
+def styled(pieces: Iterable[tuple[str, bool]], color: bool) -> str:
+    """One line of untrusted text with some pieces marked: every piece through :func:`printable` (its own escape
+    sequences shown, not obeyed) and its runs of white space made one space; the marked ones bold when
+    ``color``, and only then (the only escape sequences in the line are these, added after escaping)."""
+    out = []
+    for text, marked in pieces:
+        safe = printable(re.sub(r"\s+", " ", text))
+        out.append(f"{_BOLD}{safe}{_RESET}" if marked and color and safe else safe)
+    return "".join(out)
+
+
+def say_styled(pieces: Iterable[tuple[str, bool]], indent: int = 0) -> None:
+    """Print one line of :func:`styled` pieces on stdout, bold only on a terminal, after ``indent`` spaces."""
+    typer.echo(" " * indent + styled(pieces, color_stdout()))
+
+
 @contextmanager
 def errors() -> Iterator[None]:
     """Expected failures end as one line on stderr and exit status 1, never a traceback."""
@@ -103,6 +128,16 @@ def errors() -> Iterator[None]:
 def emit_json(obj: Any) -> None:
     """``obj`` as indented JSON on stdout."""
     typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def human_size(n: int) -> str:
+    """Bytes for a human: ``"512 B"``, ``"1.5 KiB"``, ``"23.4 MiB"`` (binary units, as ``--max-file-mb``)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def display_path(path: str) -> str:

@@ -26,11 +26,14 @@ from searchapp.cli.common import (
     emit_json,
     errors,
     fusion_options,
+    human_size,
     say,
+    say_styled,
 )
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
-from searchapp.query.engine import MODES
+from searchapp.query.engine import GROUP_BY, MODES
+from searchapp.types import Explanation, Hit, Snippet
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +42,7 @@ def register(app: typer.Typer) -> None:
     app.command()(query)
     app.command()(status)
     app.command()(remove)
+    app.command()(documents)
 
 
 def ingest(
@@ -67,17 +71,18 @@ def ingest(
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
     from searchapp.index import Index
+    from searchapp.ingest.pipeline import check_root
     from searchapp.keyvalue import parse_params
 
     with errors():
-        if not path.exists():  # before creating an index for nothing
-            raise SearchappError(
-                f"{path}: no such file or folder (to drop what was indexed from it: searchapp remove {path})"
-            )
+        check_root(path)  # before creating an index for nothing
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
@@ -86,7 +91,7 @@ def ingest(
         with ix, _progress(quiet=False) as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
-                                follow_links=follow_links)
+                                follow_links=follow_links, force=force)
     for failed_path, reason in summary.failures:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
@@ -143,6 +148,19 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each hit ranks there: both raw and normalised scores, the "
+                           "dense weight chosen and why, the matched terms.")
+    ] = False,
+    min_score: Annotated[
+        float | None, typer.Option(min=-1, max=1, help="Only passages whose cosine with the query is at least "
+                                   "this (dense and hybrid modes; comparable across queries, docs/cli.md).")
+    ] = None,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many hits first (the next page: --offset K).")] = 0,
+    group_by: Annotated[
+        str | None, typer.Option(help=f"{', '.join(GROUP_BY)}: each document once, by its best passage, with its "
+                                 "other matching passages counted.")
+    ] = None,
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
@@ -155,7 +173,8 @@ def query(
         queries = _queries(text, file)
         filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
-            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, **fusion)
+            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
+                                     min_score=min_score, offset=offset, group_by=group_by, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
@@ -202,10 +221,49 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         say("no results")
         return
     for h in hits:
-        snippet = " ".join(h.text.split())
-        snippet = snippet[:157] + "..." if len(snippet) > 160 else snippet
-        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}")
-        say(f"     {snippet}")
+        more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
+        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}{more}")
+        say_styled(_snippet_pieces(h), indent=5)
+        if h.explain is not None:
+            for line in _explain_lines(h.explain):
+                say(f"     | {line}")
+
+
+def _explain_lines(e: Explanation) -> list[str]:
+    """An explanation for a human: the scores, the weighting and the matched terms, a line each."""
+
+    def side(name: str, raw: float | None, normalised: float | None) -> str:
+        if raw is None:
+            return f"{name} -"
+        return f"{name} {raw:.3f}" + (f" (normalised {normalised:.3f})" if normalised is not None else "")
+
+    weight = f"; dense weight {e.dense_weight:.3f}" if e.dense_weight is not None else ""
+    return [
+        f"{side('cosine', e.dense, e.dense_normalised)}; {side('BM25', e.lexical, e.lexical_normalised)}{weight}",
+        f"{e.fusion}: {e.reason}",
+        f"matched terms: {', '.join(e.matched_terms) or '(none)'}",
+    ]
+
+
+def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:
+    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on."""
+    sn = hit.snippet or Snippet(hit.start, min(hit.end, hit.start + 160))
+
+    def cut(s: int, e: int) -> str:
+        return hit.text[s - hit.start : e - hit.start]
+
+    pieces: list[tuple[str, bool]] = [("...", False)] if sn.start > hit.start else []
+    at = sn.start
+    for s, e in sn.highlights:
+        pieces += [(cut(at, s), False), (cut(s, e), True)]
+        at = e
+    pieces.append((cut(at, sn.end), False))
+    if sn.end < hit.end:
+        pieces.append(("...", False))
+    first = next((i for i, (text, _) in enumerate(pieces) if text.strip()), None)
+    if first is not None:  # no white space before the first word
+        pieces[first] = (pieces[first][0].lstrip(), pieces[first][1])
+    return pieces
 
 
 def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
@@ -218,7 +276,8 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
         emit_json(stats.to_dict())
         return
     for key, value in stats.to_dict().items():
-        say(f"{key:>15}: {value}")
+        shown = human_size(int(value)) if key == "disk_bytes" and isinstance(value, int) else value
+        say(f"{key:>15}: {shown}")
 
 
 def remove(
@@ -236,3 +295,20 @@ def remove(
         emit_json({"removed": removed})
     else:
         say(f"removed {removed}")
+
+
+def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
+    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed."""
+    import datetime
+
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        docs = ix.documents()
+    if as_json:
+        emit_json({"documents": [d.to_dict() for d in docs]})
+        return
+    for d in docs:
+        when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
+        shown = display_path(d.path) if d.source == "file" else d.path
+        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {d.source:<4}  {shown}")

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from searchapp.errors import LoadError, SearchappError
-from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, selected, walk
+from searchapp.errors import ConfigError, LoadError, SearchappError
+from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -105,6 +105,18 @@ def prepare(
     return Prepared(task, document=doc, spans=spans)
 
 
+def check_root(root: Path) -> None:
+    """``SearchappError`` unless ``root`` is a folder or a file a loader claims (before any index is made)."""
+    if not root.exists():
+        raise SearchappError(
+            f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
+        )
+    if root.is_file() and loader_for(root) is None:
+        # Named explicitly, not met in a walk: skipping it silently would report "added 0" as a success.
+        raise ConfigError(f"{root}: unsupported file type '{root.suffix or root.name}' (supported: "
+                          f"{', '.join(supported_suffixes())})")
+
+
 @dataclass
 class _Pending:
     document: Document
@@ -153,6 +165,9 @@ class Ingest:
         self.gone: list[int] = []  # stored documents whose files hold no text any more
         self.max_bytes = MAX_FILE_BYTES
         self.follow_links = False
+        # Read every file again even if its size and mtime are unchanged (a file rewritten within the same
+        # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
+        self.force = False
         self.last_save = time.monotonic()
 
     def run(
@@ -169,10 +184,7 @@ class Ingest:
         if its workers embedded it, its vectors; this run commits them, so the writes stay in this process,
         under its writer lock.
         """
-        if not root.exists():
-            raise SearchappError(
-                f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
-            )
+        check_root(root)
         # The same normalisation as walk's (the real path: a folder reached through a link, or renamed back, is
         # the same folder) so stored keys and the root compare.
         root_key = os.path.realpath(root)
@@ -232,7 +244,7 @@ class Ingest:
             except OSError as exc:
                 self._fail(key, f"cannot read: {exc.strerror or exc}")
                 continue
-            if old and old.mtime == st.st_mtime and old.size == st.st_size:
+            if old and not self.force and old.mtime == st.st_mtime and old.size == st.st_size:
                 self.summary.unchanged += 1
                 continue
             tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None))

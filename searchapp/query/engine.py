@@ -9,18 +9,20 @@ query; one the dense side did not return gets its cosine from its stored vector)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
-from searchapp.query.fusion import Fusion, fuse
+from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
+from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
-from searchapp.types import Hit, Run
+from searchapp.types import Explanation, Hit, PassageRecord, Run
 
 MODES = ("hybrid", "dense", "lexical")
+GROUP_BY = ("document",)  # what hits can be grouped by (the CLI's --group-by, the HTTP API's group_by)
 # Queries -> float32 (n, d) unit vectors (truncated to the model's limit).
 QueryEncoder = Callable[[list[str]], np.ndarray]
 
@@ -42,6 +44,28 @@ def resolve_fusion(defaults: Fusion, overrides: Mapping[str, Any] | None) -> Fus
     return replace(defaults, **given)
 
 
+def check_group_by(group_by: str | None) -> None:
+    """``ConfigError`` unless ``group_by`` is ``None`` or one of :data:`GROUP_BY`."""
+    if group_by is not None and group_by not in GROUP_BY:
+        raise ConfigError(f"unknown group_by {group_by!r}: use one of {', '.join(GROUP_BY)}")
+
+
+def check_min_score(min_score: float | None, mode: str) -> None:
+    """``ConfigError`` unless ``min_score`` is ``None`` or a cosine in [-1, 1] asked of a mode that computes one.
+
+    The cut-off is on the cosine because it means the same for every query; fused scores are relative to the
+    query's candidates and BM25 grows with the query's length and rare words. Lexical mode computes no cosine
+    (it never loads the model), so a threshold there is refused rather than quietly ignored.
+    """
+    if min_score is None:
+        return
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1.0 <= min_score <= 1.0:
+        raise ConfigError(f"min_score is a cosine, in [-1, 1]; got {min_score!r}")
+    if mode == "lexical":
+        raise ConfigError("min_score is a threshold on the cosine, which lexical mode does not compute: use mode "
+                          "dense or hybrid")
+
+
 class QueryEngine:
     """Searches ``stores``; ``encode`` embeds queries (called only in dense and hybrid mode, so a lexical query
     never loads the model); ``fusion`` is the index's hybrid default."""
@@ -57,18 +81,29 @@ class QueryEngine:
         k: int = 10,
         mode: str = "hybrid",
         filters: Filter | Mapping[str, Any] | None = None,
+        explain: bool = False,
+        min_score: float | None = None,
+        offset: int = 0,
+        group_by: str | None = None,
         **fusion: Any,
     ) -> list[list[Hit]]:
-        """The ``k`` best passages for each query; ``filters`` (a :class:`Filter` or its JSON form) restricts the
-        documents; ``fusion`` overrides the hybrid settings (the fields of :class:`Fusion`)."""
+        """The ``k`` best passages for each query, after skipping the first ``offset``; ``filters`` (a
+        :class:`Filter` or its JSON form) restricts the documents; ``explain`` gives every hit an
+        :class:`Explanation`; ``min_score`` keeps only passages whose cosine with the query is at least that
+        (dense and hybrid modes); ``group_by="document"`` gives each document's best passage once, its other
+        ranked passages' ids in ``other_passages``; ``fusion`` overrides the hybrid settings (the fields of
+        :class:`Fusion`)."""
         check_mode(mode)
+        check_min_score(min_score, mode)
+        check_group_by(group_by)
         if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
             raise ConfigError("queries must be a list of strings (for one query, use search)")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
+        for name, value, least in (("k", k, 1), ("offset", offset, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"{name} must be a whole number of at least {least}, got {value!r}")
         flt = Filter.parse(filters)
         settings = resolve_fusion(self.fusion, fusion)
-        k0 = max(settings.k0, k)
+        need = offset + k
         live = [i for i, q in enumerate(queries) if q.strip()]
         out: list[list[Hit]] = [[] for _ in queries]
         if not live:
@@ -76,36 +111,127 @@ class QueryEngine:
         qvecs = None if mode == "lexical" else self.encode([queries[i] for i in live])
         with self.stores.reader(flt, dense=qvecs is not None) as reader:
             for n, i in enumerate(live):
-                query = queries[i]
-                dense: dict[int, float] = {}
-                lex: dict[int, float] = {}
-                if qvecs is None:
-                    run = reader.lexical(query, k)
-                    lex = dict(run)
-                elif mode == "dense":
-                    run = reader.dense(qvecs[n], k)
-                    dense = dict(run)
+                search = _Search(reader, queries[i], None if qvecs is None else qvecs[n], mode, settings, explain,
+                                 min_score)
+                if group_by is None:
+                    ranked = search.rank(need)
+                    page = [(pid, score, None) for pid, score in ranked.run[offset:need]]
+                    records = reader.hydrate([pid for pid, _, _ in page])
                 else:
-                    cands = reader.gather(query, qvecs[n], k0)
-                    dense, lex = cands.dense, cands.lexical
-                    run = fuse(cands, settings)[:k]
-                out[i] = _hydrate(reader, run, dense, lex, mode)
+                    ranked, records, groups = search.grouped(need)
+                    page = groups[offset:need]
+                out[i] = ranked.hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
         return out
 
 
-def _hydrate(reader: Reader, run: Run, dense: dict[int, float], lex: dict[int, float], mode: str) -> list[Hit]:
-    records = reader.hydrate([pid for pid, _ in run])
-    hits: list[Hit] = []
-    for pid, score in run:
-        rec = records.get(pid)
-        if rec is None:  # removed by a concurrent ingest after ranking
-            continue
-        hits.append(
-            Hit(
-                rank=len(hits) + 1, score=score, passage_id=pid, path=rec.path, title=rec.title,
-                start=rec.start, end=rec.end, text=rec.text,
-                dense_score=dense.get(pid) if mode != "lexical" else None,
-                lexical_score=lex.get(pid) if mode != "dense" else None, metadata=rec.metadata, source=rec.source,
+# How much deeper than the documents asked a grouped search ranks passages at first, and by how much it deepens
+# while documents are missing (every passage of a few documents may rank first); it stops at MAX_DEPTH passages.
+GROUP_DEPTH, DEEPEN, MAX_DEPTH = 3, 4, 10_000
+
+
+@dataclass
+class _Search:
+    """One query's search over a reader: its passage ranking at any depth, and its grouping by document."""
+
+    reader: Reader
+    query: str
+    qvec: np.ndarray | None
+    mode: str
+    settings: Fusion
+    explain: bool
+    min_score: float | None
+
+    def rank(self, depth: int) -> _Ranked:
+        """The passages ranked ``depth`` deep (min_score applied after ranking: up to ``depth`` that pass).
+        Hybrid takes ``max(k0, depth)`` candidates from each side."""
+        ranked = _Ranked(self.mode)
+        if self.qvec is None:
+            ranked.run = self.reader.lexical(self.query, depth)
+            ranked.lexical = dict(ranked.run)
+        elif self.mode == "dense":
+            ranked.run = self.reader.dense(self.qvec, depth)
+            ranked.dense = dict(ranked.run)
+        else:
+            cands = self.reader.gather(self.query, self.qvec, max(self.settings.k0, depth))
+            ranked.dense, ranked.lexical = cands.dense, cands.lexical
+            ranked.run = fuse(cands, self.settings)
+            if self.explain:
+                ranked.weighting, ranked.fusion = weighting(cands, self.settings), self.settings.describe()
+        # Shorter than asked: no passage was left out of the ranking, going deeper finds nothing new.
+        ranked.complete = len(ranked.run) < depth
+        if self.min_score is not None:
+            ranked.run = [(pid, sc) for pid, sc in ranked.run if ranked.dense[pid] >= self.min_score]
+        return ranked
+
+    def grouped(self, need: int) -> tuple[_Ranked, dict[int, PassageRecord], list[tuple[int, float, list[int]]]]:
+        """At least ``need`` documents' best passages (fewer when the ranking runs out), each with its document's
+        other ranked passages, ranking deeper while documents are missing."""
+        depth = need * GROUP_DEPTH
+        while True:
+            ranked = self.rank(depth)
+            records = self.reader.hydrate([pid for pid, _ in ranked.run])
+            groups: dict[str, tuple[int, float, list[int]]] = {}
+            for pid, score in ranked.run:
+                rec = records.get(pid)
+                if rec is None:  # removed by a concurrent ingest after ranking
+                    continue
+                if rec.path in groups:
+                    groups[rec.path][2].append(pid)
+                else:
+                    groups[rec.path] = (pid, score, [])
+            if len(groups) >= need or ranked.complete or depth >= MAX_DEPTH:
+                return ranked, records, list(groups.values())
+            depth = min(depth * DEEPEN, MAX_DEPTH)
+
+
+@dataclass
+class _Ranked:
+    """One query's ranking and what its hits are made of: both sides' raw scores, and (hybrid, when explained)
+    how the fusion weighed them."""
+
+    mode: str
+    run: Run = field(default_factory=list)
+    dense: dict[int, float] = field(default_factory=dict)
+    lexical: dict[int, float] = field(default_factory=dict)
+    weighting: Weighting | None = None
+    fusion: str = ""
+    complete: bool = False  # the ranking holds every passage that could rank
+
+    def hits(
+        self, page: list[tuple[int, float, list[int] | None]], records: Mapping[int, PassageRecord],
+        terms: QueryTerms, explain: bool, first_rank: int,
+    ) -> list[Hit]:
+        """``(passage id, score, the document's other passages or None)`` made hits, with snippets (and
+        explanations), ranked from ``first_rank``."""
+        hits: list[Hit] = []
+        for pid, score, others in page:
+            rec = records.get(pid)
+            if rec is None:  # removed by a concurrent ingest after ranking
+                continue
+            shown, found = snippet(terms, rec.text, rec.start)
+            hits.append(
+                Hit(
+                    rank=first_rank + len(hits), score=score, passage_id=pid, path=rec.path, title=rec.title,
+                    start=rec.start, end=rec.end, text=rec.text,
+                    dense_score=self.dense.get(pid) if self.mode != "lexical" else None,
+                    lexical_score=self.lexical.get(pid) if self.mode != "dense" else None, metadata=rec.metadata,
+                    source=rec.source, snippet=shown,
+                    explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
+                    other_passages=None if others is None else tuple(others),
+                )
             )
+        return hits
+
+    def explain(self, pid: int, matched: tuple[str, ...]) -> Explanation:
+        """Why ``pid`` ranks where it does."""
+        dense = self.dense.get(pid) if self.mode != "lexical" else None
+        lexical = self.lexical.get(pid) if self.mode != "dense" else None
+        w = self.weighting
+        if w is None:
+            side = "BM25" if self.mode == "lexical" else "cosine"
+            return Explanation(dense, lexical, None, None, None, self.mode, f"{self.mode} mode: ranked by {side} "
+                               "alone", matched)
+        return Explanation(
+            dense, lexical, w.dense.get(pid) if w.dense else None, w.lexical.get(pid) if w.lexical else None,
+            w.alpha, self.fusion, w.reason, matched,
         )
-    return hits

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from searchapp.errors import ConfigError
-from searchapp.query.adaptive import adaptive_alpha
+from searchapp.query.adaptive import adaptive_alpha, adaptive_choice
 from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
 
 Normaliser = Callable[[Mapping[int, float], Mapping[int, float]], tuple[dict[int, float], dict[int, float]]]
@@ -127,6 +127,31 @@ def setting_help(name: str) -> str:
 def fuse(cands: Candidates, fusion: Fusion) -> Run:
     """Rank ``cands`` by ``fusion``'s method."""
     return _METHODS[fusion.method](cands, fusion)
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """How a fusion weighed one query's sides: the candidates' normalised scores and the dense weight with its
+    reason (``None`` scores and weight for RRF, which fuses ranks)."""
+
+    dense: dict[int, float] | None
+    lexical: dict[int, float] | None
+    alpha: float | None
+    reason: str
+
+
+def weighting(cands: Candidates, fusion: Fusion) -> Weighting:
+    """What :func:`fuse` did with ``cands``, for an explanation: the same normalisation and the same weight rule
+    (for adaptive fusion, :func:`adaptive_choice` and its reason), not a second account of them."""
+    if fusion.method == "rrf":
+        return Weighting(None, None, None, f"reciprocal rank fusion of both sides' ranks (k={fusion.rrf_k})")
+    if fusion.method not in ("adaptive", "convex"):  # a method registered elsewhere: its settings, no more
+        return Weighting(None, None, None, fusion.describe())
+    dense, lexical = normalise(cands.dense, cands.lexical, fusion.norm)
+    if fusion.method == "adaptive":
+        choice = adaptive_choice(cands, fusion)
+        return Weighting(dense, lexical, choice.alpha, choice.reason())
+    return Weighting(dense, lexical, fusion.alpha, f"convex: the fixed dense weight {fusion.alpha:g}")
 
 
 def theoretical_minmax(scores: Mapping[int, float], lower: float) -> dict[int, float]:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from searchapp.query.engine import MODES
+from searchapp.query.engine import GROUP_BY, MODES
 from searchapp.query.fusion import Fusion, setting_help
 from searchapp.types import Hit
 
@@ -46,6 +46,7 @@ def _fusion_overrides() -> type[BaseModel]:
 
 FusionOverrides = _fusion_overrides()
 Mode = Literal[MODES]  # type: ignore[valid-type]
+GroupBy = Literal[GROUP_BY]  # type: ignore[valid-type]
 
 
 class Filters(_Strict):
@@ -57,24 +58,34 @@ class Filters(_Strict):
     path_glob: str | None = None
 
 
-class SearchRequest(_Strict):
+class SearchOptions(_Strict):
+    """What a search asks beside its queries (``/search`` and ``/search/batch`` alike)."""
+
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Mode = "hybrid"
+    filters: Filters | None = None
+    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
+    explain: bool = Field(default=False, description="Give every hit an explain object (docs/cli.md).")
+    min_score: float | None = Field(
+        default=None, ge=-1, le=1, description="Only passages whose cosine with the query is at least this (dense "
+        "and hybrid modes)."
+    )
+    offset: int = Field(default=0, ge=0, le=MAX_K, description="Skip this many hits first (pagination).")
+    group_by: GroupBy | None = Field(  # type: ignore[valid-type]
+        default=None, description="document: each document's best passage once, its other passages' ids folded in."
+    )
+
+
+class SearchRequest(SearchOptions):
     query: str = Field(max_length=10_000)
-    k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Mode = "hybrid"
-    filters: Filters | None = None
-    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
 
-class BatchSearchRequest(_Strict):
+class BatchSearchRequest(SearchOptions):
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
-    k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Mode = "hybrid"
-    filters: Filters | None = None
-    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _bounded(self) -> BatchSearchRequest:
-        hits = len(self.queries) * self.k
+        hits = len(self.queries) * (self.k + self.offset)
         if hits > MAX_HITS:
             raise PydanticCustomError(
                 "too_many_hits", "{n} queries x k {k} = {hits} hits, over the limit of {limit} per request: send "

@@ -1,0 +1,111 @@
+"""Where a query's terms occur in a passage, and the best window of the passage to show for them.
+
+Terms are analysed as the lexical side analyses them (``store/lexical.py``: its query terms, stopwords dropped,
+and FTS5's own tokenizer for lower-casing, accent folding and Porter stemming), so a word is highlighted exactly
+when BM25 counted it: "keys" in the query lights up "key" and "Keys" in the text, never "keyboard".
+
+Offsets are into the document's text (a passage is ``document[start:end]``), so a client can cut the window and
+its highlights from the text it already has. Passage text is untrusted: nothing here renders it; the CLI escapes
+it before printing (``cli/common.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchapp.store.lexical import query_terms, stems, word_spans
+from searchapp.types import Snippet
+
+WINDOW = 160  # characters of a snippet, about two lines of a terminal
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One word of a passage that matches a query term: its span in the passage and the stems it shares."""
+
+    start: int
+    end: int
+    stems: frozenset[str]
+
+
+class QueryTerms:
+    """A query's terms, analysed once and then looked for in any number of passages."""
+
+    def __init__(self, query: str) -> None:
+        self.terms = query_terms(query)
+        self.term_stems = dict(zip(self.terms, stems(self.terms), strict=True))
+        self.stems: frozenset[str] = frozenset().union(*self.term_stems.values())
+
+    def find(self, text: str) -> list[Occurrence]:
+        """Every word of ``text`` whose stems meet the query's, in order."""
+        if not self.stems:
+            return []
+        spans = word_spans(text)
+        # A passage repeats its words: analyse each distinct word once.
+        distinct = list(dict.fromkeys(text[s:e] for s, e in spans))
+        stem_of = dict(zip(distinct, stems(distinct), strict=True))
+        out = []
+        for s, e in spans:
+            shared = stem_of[text[s:e]] & self.stems
+            if shared:
+                out.append(Occurrence(s, e, shared))
+        return out
+
+    def matched(self, found: list[Occurrence]) -> list[str]:
+        """The query terms (as the query spells them, lower-cased) that ``found`` contains, in query order."""
+        seen = frozenset().union(*(o.stems for o in found)) if found else frozenset()
+        return [t for t in self.terms if self.term_stems[t] & seen]
+
+
+def best_window(text: str, found: list[Occurrence], width: int = WINDOW) -> tuple[int, int]:
+    """The ``width``-character window of ``text`` that holds the most distinct query terms (then the most
+    matches, then the earliest), centred on its matches and cut at word boundaries; the start of the text when
+    nothing matched."""
+    if len(text) <= width:
+        return 0, len(text)
+    best: tuple[int, int, int, int] | None = None  # (-distinct, -count, first, last) of the best run
+    for i, first in enumerate(found):
+        last = i
+        while last + 1 < len(found) and found[last + 1].end - first.start <= width:
+            last += 1
+        run = found[i : last + 1]
+        key = (-len(frozenset().union(*(o.stems for o in run))), -len(run), i, last)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        start, hi = 0, 0
+    else:
+        lo, hi = found[best[2]].start, found[best[3]].end
+        start = max(0, min(lo - (width - (hi - lo)) // 2, len(text) - width))
+        start = _word_start(text, start, lo)
+    end = min(len(text), start + width)
+    return start, _word_end(text, end, max(start, hi))
+
+
+def _word_start(text: str, start: int, limit: int) -> int:
+    """``start`` moved forward past a word it cuts (never past ``limit``, the first match)."""
+    if start == 0 or text[start - 1].isspace():
+        return start
+    nxt = start
+    while nxt < limit and not text[nxt].isspace():
+        nxt += 1
+    return nxt + 1 if nxt < limit else start
+
+
+def _word_end(text: str, end: int, floor: int) -> int:
+    """``end`` moved back before a word it cuts (never before ``floor``, the end of the last match)."""
+    if end >= len(text) or text[end].isspace():
+        return end
+    prev = end
+    while prev > floor and not text[prev - 1].isspace():
+        prev -= 1
+    return prev - 1 if prev > floor else end
+
+
+def snippet(terms: QueryTerms, text: str, offset: int, width: int = WINDOW) -> tuple[Snippet, list[Occurrence]]:
+    """The snippet of a passage ``text`` that starts at ``offset`` in its document, and the matches found in it
+    (for whoever also wants the matched terms)."""
+    found = terms.find(text)
+    start, end = best_window(text, found, width)
+    marks = tuple((offset + o.start, offset + o.end) for o in found if o.start >= start and o.end <= end)
+    return Snippet(offset + start, offset + end, marks), found
