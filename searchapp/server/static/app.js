@@ -367,13 +367,20 @@
 
   function contextView(c, terms) {
     const text = el("div", "context-text");
-    const from = c.start - codePoints(c.before);
-    const to = c.end + codePoints(c.after);
-    if (from > 0) text.append("… ");
+    let before = String(c.before);
+    let after = String(c.after);
+    // Where the context is cut inside the document, cut it at a word's edge rather than inside a word.
+    if (c.start - codePoints(before) > 0) {
+      const space = before.search(/\s/);
+      before = "… " + (space >= 0 && space < 40 ? before.slice(space + 1) : before);
+    }
+    if (c.end + codePoints(after) < c.n_chars) {
+      const last = after.match(/\s\S*$/);
+      after = (last && after.length - last.index < 40 ? after.slice(0, last.index) : after) + " …";
+    }
     const passage = el("mark", "passage");
     passage.append(marked(c.text, termRanges(c.text, terms)));
-    text.append(el("span", "before", c.before), passage, el("span", "after", c.after));
-    if (to < c.n_chars) text.append(" …");
+    text.append(el("span", "before", before), passage, el("span", "after", after));
     const where = el("p", "muted small",
       `Characters ${c.start.toLocaleString()}–${c.end.toLocaleString()} of ${c.n_chars.toLocaleString()}; ` +
       "the whitespace between passages is not stored and is shown as line breaks.");
