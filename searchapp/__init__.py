@@ -12,6 +12,7 @@ from searchapp.config import IndexConfig
 from searchapp.encode.encoder import Encoder
 from searchapp.errors import (
     ConfigError,
+    DocumentNotFoundError,
     EncoderMismatchError,
     IndexLockedError,
     IndexNotFoundError,
@@ -23,13 +24,15 @@ from searchapp.errors import (
 from searchapp.filters import Filter
 from searchapp.index import Index, IndexStats
 from searchapp.ingest.pipeline import IngestSummary
-from searchapp.types import Document, Hit, Span
+from searchapp.types import Document, DocumentText, Hit, PassageContext, Span
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
     "Document",
+    "DocumentNotFoundError",
+    "DocumentText",
     "Encoder",
     "EncoderMismatchError",
     "Filter",
@@ -42,6 +45,7 @@ __all__ = [
     "IngestSummary",
     "LoadError",
     "ModelLoadError",
+    "PassageContext",
     "SchemaError",
     "SearchappError",
     "Span",

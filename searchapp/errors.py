@@ -52,3 +52,7 @@ class StorageError(SearchappError, OSError):
     Also an ``OSError``, which it is: callers that tolerate a failed write, such as a reader saving a rebuilt
     vector file, keep catching ``OSError``.
     """
+
+
+class DocumentNotFoundError(SearchappError):
+    """No document with the given path or text id, or no passage with the given id."""

@@ -21,14 +21,15 @@ from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import PRECISIONS, check_precision, resolve
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
-from searchapp.errors import ConfigError
+from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.filters import METADATA_KEY, Filter
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
-from searchapp.types import EncoderLike, Hit
+from searchapp.store.rebuild import rebuild
+from searchapp.types import DocumentText, EncoderLike, Hit, PassageContext
 
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
@@ -467,6 +468,49 @@ class Index:
                          mtime=doc.mtime)
             for key, doc in sorted(self.stores.documents().items())
         ]
+
+    def document(self, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
+        """The text of the document with this path (or text id) from character ``start``, at most ``max_chars``
+        characters of it (all by default), rebuilt from its passages: the full text is not stored, and the
+        whitespace between passages stands as spaces ending in a line break (offsets stay exact).
+
+        Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
+        a ``max_chars`` below 1.
+        """
+        if start < 0 or (max_chars is not None and max_chars < 1):
+            raise ConfigError(f"start must be >= 0 and max_chars >= 1, got {start} and {max_chars}")
+        wanted = start + max_chars if max_chars is not None else 2**62
+        found = self.stores.document_passages(path, start, wanted)
+        if found is None:
+            raise DocumentNotFoundError(f"no document with path or id {path!r}")
+        lo, hi = min(start, found.n_chars), min(wanted, found.n_chars)
+        return DocumentText(
+            path=found.path, title=found.title, source=found.source, metadata=found.metadata,
+            n_chars=found.n_chars, start=lo, end=hi, text=rebuild(found.passages, lo, hi),
+            passages=[(i, s, e) for i, s, e, _ in found.passages],
+        )
+
+    def context(self, passage_id: int, chars: int = 300) -> PassageContext:
+        """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
+        :meth:`document`). Raises ``DocumentNotFoundError`` for an unknown passage id, ``ConfigError`` for a
+        negative ``chars``."""
+        if chars < 0:
+            raise ConfigError(f"chars must be >= 0, got {chars}")
+        with self.stores.reader(dense=False) as reader:
+            passage = reader.hydrate([passage_id]).get(passage_id)
+        if passage is None:
+            raise DocumentNotFoundError(f"no passage with id {passage_id}")
+        lo, hi = max(0, passage.start - chars), passage.end + chars
+        found = self.stores.document_passages(passage.path, lo, hi)
+        if found is None:  # removed since the passage was read
+            raise DocumentNotFoundError(f"no passage with id {passage_id}")
+        hi = min(hi, found.n_chars)
+        return PassageContext(
+            passage_id=passage_id, path=found.path, title=found.title, source=found.source,
+            metadata=found.metadata, n_chars=found.n_chars, start=passage.start, end=passage.end,
+            before=rebuild(found.passages, lo, passage.start), text=passage.text,
+            after=rebuild(found.passages, passage.end, hi),
+        )
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""

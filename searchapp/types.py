@@ -203,6 +203,85 @@ class PassageRecord:
     source: str = "file"
 
 
+@dataclass(frozen=True)
+class DocumentInfo:
+    """A stored document's identity: path (or text id), title, ``source`` (``"file"`` or ``"text"``), metadata and
+    the length of its text in characters."""
+
+    path: str
+    title: str
+    source: str
+    metadata: dict[str, Any]
+    n_chars: int
+
+    def info_dict(self) -> dict[str, object]:
+        """These fields as JSON."""
+        return {"path": self.path, "title": self.title, "source": self.source, "metadata": dict(self.metadata),
+                "n_chars": self.n_chars}
+
+
+@dataclass(frozen=True)
+class DocumentPassages(DocumentInfo):
+    """A stored document and its passages that overlap a character range, in text order.
+
+    The full text of a document is not stored, only its passages (``text[start:end]`` each) and its length
+    ``n_chars``: what lies between passages is whitespace the splitter dropped (it keeps every other character).
+    ``passages`` are ``(passage_id, start, end, text)``.
+    """
+
+    passages: list[tuple[int, int, int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DocumentText(DocumentInfo):
+    """A window ``[start, end)`` of a document's text, rebuilt from its passages (:meth:`Index.document`).
+
+    ``text`` has exactly ``end - start`` characters, so a passage's offsets index it (``text[p.start - start:
+    p.end - start]``); whitespace between passages is not stored and stands as spaces ending in one line break.
+    ``passages`` are the ``(passage_id, start, end)`` of the passages in the window.
+    """
+
+    start: int = 0
+    end: int = 0
+    text: str = ""
+    passages: list[tuple[int, int, int]] = field(default_factory=list)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether text lies outside the window."""
+        return self.start > 0 or self.end < self.n_chars
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form served by ``GET /documents/{id}``."""
+        return {
+            **self.info_dict(), "start": self.start, "end": self.end, "truncated": self.truncated, "text": self.text,
+            "passages": [{"passage_id": i, "start": s, "end": e} for i, s, e in self.passages],
+        }
+
+
+@dataclass(frozen=True)
+class PassageContext(DocumentInfo):
+    """A passage with up to ``chars`` characters of its document's text on each side (:meth:`Index.context`).
+
+    ``before`` is the text of ``[start - len(before), start)``, ``after`` of ``[end, end + len(after))``, rebuilt
+    from the neighbouring passages as in :class:`DocumentText`.
+    """
+
+    passage_id: int = 0
+    start: int = 0
+    end: int = 0
+    before: str = ""
+    text: str = ""
+    after: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form served by ``GET /passages/{id}/context``."""
+        return {
+            "passage_id": self.passage_id, **self.info_dict(), "start": self.start, "end": self.end,
+            "before": self.before, "text": self.text, "after": self.after,
+        }
+
+
 def dump_metadata(metadata: Mapping[str, Any]) -> str:
     """The canonical JSON text of a metadata mapping (sorted keys), so equal mappings compare equal as text."""
     return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, separators=(",", ":"))

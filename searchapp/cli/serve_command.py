@@ -54,8 +54,10 @@ def serve(
     ] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
     max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
+    ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
 ) -> None:
-    """Serve the index over HTTP: /search, /search/batch, /documents, /status, /v1/embeddings, /v1/models.
+    """Serve the index over HTTP: a search page at /, and /search, /search/batch, /documents,
+    /passages/{id}/context, /status, /v1/embeddings, /v1/models.
 
     The OpenAPI schema is at /openapi.json and interactive docs at /docs.
     """
@@ -85,8 +87,10 @@ def serve(
             sock.close()
             raise
         try:
-            application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20))
-            say(f"serving {shown} on http://{host}:{port} (docs: /docs)", err=True)
+            application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
+                                     ui=ui)
+            page = f"search page: http://{host}:{port}/, " if ui else ""
+            say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
             uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
         finally:
             sock.close()

@@ -10,14 +10,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from searchapp import __version__
 from searchapp.errors import (
     ConfigError,
+    DocumentNotFoundError,
     EncoderMismatchError,
     IndexLockedError,
     IndexNotFoundError,
@@ -27,18 +28,24 @@ from searchapp.errors import (
     StorageError,
 )
 from searchapp.index import Index, text_id
-from searchapp.server import embeddings
+from searchapp.server import embeddings, page
 from searchapp.server.guard import Guard, error_body
 from searchapp.server.schemas import (
+    DEFAULT_CONTEXT_CHARS,
+    DEFAULT_DOCUMENT_CHARS,
+    MAX_CONTEXT_CHARS,
+    MAX_DOCUMENT_CHARS,
     BatchSearchRequest,
     BatchSearchResponse,
     DeleteResponse,
     DocumentsRequest,
     DocumentsResponse,
+    DocumentTextResponse,
     EmbeddingsRequest,
     EmbeddingsResponse,
     ModelCard,
     ModelList,
+    PassageContextResponse,
     SearchRequest,
     SearchResponse,
 )
@@ -49,6 +56,7 @@ _STATUS: list[tuple[type[SearchappError], int, str]] = [
     (ModelLoadError, 500, "server_error"),  # the server's model or index is broken, not the request
     (SchemaError, 500, "server_error"),
     (IndexNotFoundError, 404, "not_found_error"),
+    (DocumentNotFoundError, 404, "not_found_error"),
     (IndexLockedError, 409, "conflict_error"),
     (EncoderMismatchError, 409, "conflict_error"),
     (ConfigError, 400, "invalid_request_error"),
@@ -57,9 +65,11 @@ _STATUS: list[tuple[type[SearchappError], int, str]] = [
 
 
 def create_app(
-    index: Index, *, api_key: str | None = None, read_only: bool = False, max_body: int = DEFAULT_MAX_BODY
+    index: Index, *, api_key: str | None = None, read_only: bool = False, max_body: int = DEFAULT_MAX_BODY,
+    ui: bool = True,
 ) -> Guard:
-    """The ASGI application serving ``index``; pass it to uvicorn (``searchapp serve`` does)."""
+    """The ASGI application serving ``index``; pass it to uvicorn (``searchapp serve`` does). ``ui``: serve the
+    search page at ``/`` (server/page.py)."""
     app = FastAPI(
         title="searchapp", version=__version__,
         description="Hybrid (BM25 + BERT-layer embeddings) search over an index, and OpenAI-compatible embeddings.",
@@ -141,6 +151,25 @@ def create_app(
                                 "the file and run `searchapp ingest` on its folder again")
         raise HTTPException(404, f"no document with id {doc_id!r}")
 
+    @app.get("/documents/{doc_id:path}", response_model=DocumentTextResponse, tags=["documents"])
+    def get_document(
+        doc_id: str,
+        start: int = Query(default=0, ge=0, description="First character of the window."),
+        max_chars: int = Query(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS),
+    ) -> dict[str, object]:
+        """A document's text (a file's path or a text's id), from ``start``, at most ``max_chars`` characters,
+        rebuilt from its stored passages: the whitespace between passages is shown as a line break."""
+        return index.document(doc_id, start=start, max_chars=max_chars).to_dict()
+
+    @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse, tags=["documents"])
+    def get_context(
+        passage_id: int,
+        chars: int = Query(default=DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
+                           description="Characters of the document's text on each side of the passage."),
+    ) -> dict[str, object]:
+        """A passage (as in a hit's ``passage_id``) with the text before and after it in its document."""
+        return index.context(passage_id, chars=chars).to_dict()
+
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:
         """What ``searchapp status --json`` prints, and whether this server accepts writes."""
@@ -165,4 +194,16 @@ def create_app(
             raise HTTPException(404, f"model {name!r} not found")
         return ModelCard(id=model_id, created=created)
 
-    return Guard(app, api_key, max_body)
+    public: frozenset[str] = frozenset()
+    if ui:
+        files = page.load()
+        public = frozenset(files)  # the page holds no data and must load to ask for the key: see guard.py
+
+        async def serve_file(request: Request) -> Response:  # no I/O: the files were read above
+            content, media = files[request.url.path]
+            return Response(content, media_type=media, headers=page.HEADERS)
+
+        for route in files:
+            app.add_api_route(route, serve_file, methods=["GET"], include_in_schema=False)
+
+    return Guard(app, api_key, max_body, public=public)

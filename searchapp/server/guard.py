@@ -46,12 +46,17 @@ def loopback_host(value: bytes) -> bool:
 
 class Guard:
     """Refuse requests without ``api_key`` (401), or without one any not addressed to a loopback name (403),
-    and bodies over ``max_body`` bytes (413)."""
+    and bodies over ``max_body`` bytes (413).
 
-    def __init__(self, app: ASGIApp, api_key: str | None, max_body: int) -> None:
+    ``public``: paths a ``GET`` (or ``HEAD``) may fetch without the key: the search page's own files, which hold
+    no index data and must load in the browser before it can ask for the key. The loopback rule still applies.
+    """
+
+    def __init__(self, app: ASGIApp, api_key: str | None, max_body: int, public: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.api_key = api_key.encode() if api_key else None
         self.max_body = max_body
+        self.public = public
 
     def _authorised(self, headers: dict[bytes, bytes]) -> bool:
         if self.api_key is None:
@@ -77,7 +82,8 @@ class Guard:
             )
             await response(scope, receive, send)
             return
-        if not self._authorised(headers):
+        public = scope["method"] in ("GET", "HEAD") and scope["path"] in self.public
+        if not public and not self._authorised(headers):
             response = JSONResponse(
                 error_body("missing or wrong API key: send 'Authorization: Bearer KEY'", "authentication_error",
                            "invalid_api_key"),

@@ -22,6 +22,12 @@ MAX_DOCUMENTS = 1000
 MAX_INPUTS = 2048  # OpenAI's own limit on embedding inputs per request
 # Tokens of one embeddings request, all inputs together: 2048 long inputs took the encoder for 30 s.
 MAX_EMBEDDING_TOKENS = 65_536
+# Characters of a document's text in one answer (GET /documents/{id}); a longer text is read in windows.
+DEFAULT_DOCUMENT_CHARS = 200_000
+MAX_DOCUMENT_CHARS = 1_000_000
+# Characters of context on each side of a passage (GET /passages/{id}/context).
+DEFAULT_CONTEXT_CHARS = 300
+MAX_CONTEXT_CHARS = 20_000
 
 
 class _Strict(BaseModel):
@@ -168,3 +174,39 @@ class ModelCard(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class DocumentInfo(BaseModel):
+    path: str = Field(description="The file's absolute path, or the id of a text added through the API.")
+    title: str
+    source: Literal["file", "text"]
+    metadata: dict[str, Any]
+    n_chars: int = Field(description="Length of the document's text, in characters (code points).")
+
+
+class PassageSpan(BaseModel):
+    passage_id: int
+    start: int
+    end: int
+
+
+class DocumentTextResponse(DocumentInfo):
+    """Characters ``[start, end)`` of a document's text, rebuilt from its stored passages: the full text is not
+    stored, and the whitespace between passages is shown as spaces ending in a line break (offsets are exact)."""
+
+    start: int
+    end: int
+    truncated: bool = Field(description="Whether text lies outside [start, end): ask again with another start.")
+    text: str
+    passages: list[PassageSpan] = Field(description="The passages that overlap the window, in text order.")
+
+
+class PassageContextResponse(DocumentInfo):
+    """A passage (``text``, at ``[start, end)`` of its document) with the document's text before and after it."""
+
+    passage_id: int
+    start: int
+    end: int
+    before: str
+    text: str
+    after: str

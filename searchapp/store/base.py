@@ -17,7 +17,7 @@ import numpy as np
 
 from searchapp.filters import Filter
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import Candidates, NewDocument, PassageRecord, Run, StoredDocument
+from searchapp.types import Candidates, DocumentPassages, NewDocument, PassageRecord, Run, StoredDocument
 
 
 class Reader(ABC):
@@ -101,6 +101,11 @@ class Stores(ABC):
     def reader(self, flt: Filter | None = None, dense: bool = True) -> contextlib.AbstractContextManager[Reader]:
         """A read session over the documents ``flt`` lets through (``dense=False``: lexical searches only, so
         the vectors need not be loaded)."""
+
+    @abstractmethod
+    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
+        """The document with this path (or text id), with its passages that overlap the characters ``[start,
+        end)`` in text order (the full text is not stored); ``None`` if there is no such document."""
 
     @abstractmethod
     def is_empty(self) -> bool:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from searchapp.errors import SchemaError, StorageError
 from searchapp.store import lexical, schema
 from searchapp.store.tables import DocumentRow, PassageRow, Setting
-from searchapp.types import NewDocument, PassageRecord, StoredDocument, dump_metadata
+from searchapp.types import DocumentPassages, NewDocument, PassageRecord, StoredDocument, dump_metadata
 
 _DOCS: Table = DocumentRow.__table__  # type: ignore[assignment]
 _PASSAGES: Table = PassageRow.__table__  # type: ignore[assignment]
@@ -209,6 +209,24 @@ class Database:
             return {r[0]: PassageRecord(*r[:6], json.loads(r[6]), r[7]) for r in conn.execute(query)}
         with self.engine.connect() as own:
             return self.hydrate(ids, own)
+
+    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
+        """The document with this path (or text id) and its passages overlapping ``[start, end)``, in text order;
+        ``None`` if there is no such document."""
+        with self.engine.connect() as conn:
+            doc = conn.execute(
+                select(_DOCS.c.id, _DOCS.c.path, _DOCS.c.title, _DOCS.c.source, _DOCS.c.metadata, _DOCS.c.n_chars)
+                .where(_DOCS.c.path == path)
+            ).first()
+            if doc is None:
+                return None
+            rows = conn.execute(
+                select(_PASSAGES.c.id, _PASSAGES.c.start, _PASSAGES.c.end, _PASSAGES.c.text)
+                .where(_PASSAGES.c.document_id == doc.id, _PASSAGES.c.end > start, _PASSAGES.c.start < end)
+                .order_by(_PASSAGES.c.start, _PASSAGES.c.id)
+            ).all()
+        return DocumentPassages(doc.path, doc.title, doc.source, json.loads(doc.metadata), int(doc.n_chars),
+                                passages=[(int(i), int(s), int(e), str(t)) for i, s, e, t in rows])
 
     def passage_documents(self) -> dict[int, str]:
         """Passage id -> its document's path (or record key)."""

@@ -27,7 +27,7 @@ from searchapp.store.database import Database, has_settings
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lock import FileLock
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
-from searchapp.types import COSINE_MIN, Candidates, NewDocument, PassageRecord, Run, StoredDocument
+from searchapp.types import COSINE_MIN, Candidates, DocumentPassages, NewDocument, PassageRecord, Run, StoredDocument
 
 if TYPE_CHECKING:
     from searchapp.store.vectors import VectorStore
@@ -238,6 +238,9 @@ class FolderStores(Stores):
 
     def counts(self) -> tuple[int, int]:
         return self.db.counts()
+
+    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
+        return self.db.document_passages(path, start, end)
 
     def passage_documents(self) -> dict[int, str]:
         return self.db.passage_documents()

@@ -40,7 +40,16 @@ from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lexical import query_terms
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import COSINE_MIN, Candidates, NewDocument, PassageRecord, Run, StoredDocument, dump_metadata
+from searchapp.types import (
+    COSINE_MIN,
+    Candidates,
+    DocumentPassages,
+    NewDocument,
+    PassageRecord,
+    Run,
+    StoredDocument,
+    dump_metadata,
+)
 
 DEFAULT_SCHEMA = "searchapp"
 BM25_INDEX = "passages_bm25"
@@ -482,6 +491,21 @@ class PostgresStores(Stores):
             docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
             passages = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
         return int(docs), int(passages)
+
+    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
+        with self.engine.connect() as conn:
+            doc = conn.execute(
+                text("SELECT id, path, title, source, metadata, n_chars FROM documents WHERE path = :p"), {"p": path}
+            ).first()
+            if doc is None:
+                return None
+            rows = conn.execute(
+                text('SELECT id, start, "end", text FROM passages WHERE document_id = :d AND "end" > :s '
+                     "AND start < :e ORDER BY start, id"),
+                {"d": doc.id, "s": start, "e": end},
+            ).all()
+        return DocumentPassages(doc.path, doc.title, doc.source, json.loads(doc.metadata), int(doc.n_chars),
+                                passages=[(int(i), int(s), int(e), str(t)) for i, s, e, t in rows])
 
     def passage_documents(self) -> dict[int, str]:
         with self.engine.connect() as conn:

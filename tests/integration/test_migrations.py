@@ -56,7 +56,7 @@ def test_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_wheel_ships_migrations(tmp_path: Path) -> None:
+def test_wheel_ships_migrations_and_the_search_page(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
          str(ROOT)],
@@ -68,6 +68,8 @@ def test_wheel_ships_migrations(tmp_path: Path) -> None:
     assert "searchapp/migrations/env.py" in names
     assert "searchapp/migrations/versions/0001_initial.py" in names
     assert "searchapp/migrations/script.py.mako" in names
+    page = {f"searchapp/server/static/{name}" for name in ("index.html", "app.js", "app.css", "icon.svg")}
+    assert page <= names, page - names
 
 
 def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_data(

@@ -341,3 +341,10 @@ def test_a_schema_written_by_a_newer_version_is_refused(pg_url: str, fake_encode
 def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     with Index(pg_url, create=True, encoder=fake_encoder) as ix:
         check_sources(ix, tmp_path / "docs")
+
+
+def test_document_text_and_context_from_the_passages(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_document_text import check_document_text
+
+    with Index(pg_url, create=True, config=IndexConfig.from_flat(max_tokens=24), encoder=fake_encoder) as ix:
+        check_document_text(ix, tmp_path / "docs")

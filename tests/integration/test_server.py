@@ -337,7 +337,7 @@ def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only
     assert missing.returncode == 1
     assert missing.stderr.strip().startswith("error: no index at") and "Traceback" not in missing.stderr
     port = free_port()
-    proc = subprocess.Popen([*cli, "serve", "--index", str(tmp_path / "ix"), "--port", str(port)],
+    proc = subprocess.Popen([*cli, "serve", "--index", str(tmp_path / "ix"), "--port", str(port), "--no-ui"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 60
@@ -350,6 +350,7 @@ def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only
                 assert time.monotonic() < deadline, "serve did not start"
                 time.sleep(0.2)
         assert r.status_code == 200 and r.json()["documents"] == 0
+        assert httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 404  # --no-ui: no search page
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -383,3 +384,80 @@ def test_openai_client_embeddings_equal_encoder_output(tmp_path: Path, real_enco
         with pytest.raises(openai.AuthenticationError):
             wrong = openai.OpenAI(base_url=f"{url}/v1", api_key="wrong", max_retries=0)
             wrong.embeddings.create(model=model, input="x")
+
+
+def test_document_text_and_passage_context_routes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_document_text import TEXT, open_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keys.md").write_text(TEXT)
+    index = open_index(tmp_path, fake_encoder)  # small passages: a passage has text on both sides
+    index.ingest(docs)
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS], metadatas=[d["metadata"] for d in DOCS])
+    real = str((docs / "keys.md").resolve())
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        r = http.get(f"/documents/{quote(real, safe='')}")
+        assert r.status_code == 200, r.text
+        assert r.json() == index.document(real).to_dict()
+        assert r.json()["text"].split() == TEXT.split() and r.json()["truncated"] is False
+        r = http.get("/documents/k1", params={"start": 4, "max_chars": 10}).json()
+        assert (r["text"], r["start"], r["end"], r["truncated"], r["metadata"]) == (
+            DOCS[0]["text"][4:14], 4, 14, True, {"team": "security"})
+        hit = index.search("expired refused", k=1, mode="lexical", filters={"path_prefix": real})[0]
+        r = http.get(f"/passages/{hit.passage_id}/context", params={"chars": 20})
+        assert r.status_code == 200 and r.json() == index.context(hit.passage_id, chars=20).to_dict()
+        assert r.json()["text"] == hit.text and len(r.json()["before"]) == len(r.json()["after"]) == 20
+        for path, status, word in [
+            ("/documents/nope", 404, "no document"),
+            ("/passages/999999/context", 404, "no passage"),
+            ("/passages/abc/context", 422, "passage_id"),
+            ("/documents/k1?max_chars=0", 422, "max_chars"),
+            ("/documents/k1?max_chars=1000001", 422, "max_chars"),
+            ("/documents/k1?start=-1", 422, "start"),
+            (f"/passages/{hit.passage_id}/context?chars=20001", 422, "chars"),
+        ]:
+            r = http.get(path)
+            assert r.status_code == status, (path, r.text)
+            assert word in r.json()["error"]["message"], (path, r.text)
+        assert r.json()["error"]["type"] == "invalid_request_error"
+        assert http.get("/documents/nope").json()["error"]["type"] == "not_found_error"
+        paths = http.get("/openapi.json").json()["paths"]
+        assert {"/documents/{doc_id}", "/passages/{passage_id}/context"} <= set(paths)
+        assert "get" in paths["/documents/{doc_id}"] and "delete" in paths["/documents/{doc_id}"]
+    index.close()
+
+
+PAGE_FILES = {"/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": "text/css",
+              "/ui/icon.svg": "image/svg+xml"}
+
+
+def test_the_search_page_is_served_with_a_strict_content_security_policy(index: Index) -> None:
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
+    with running(create_app(index, api_key="s3cret")) as url, httpx.Client(base_url=url) as http:
+        for path, media in PAGE_FILES.items():
+            r = http.get(path)  # no key: the page has no data and must load to ask for one
+            assert r.status_code == 200 and r.headers["content-type"].startswith(media), path
+            assert r.headers["content-security-policy"].startswith("default-src 'self'")
+            assert r.headers["x-content-type-options"] == "nosniff"
+        page = http.get("/").text
+        assert '<meta name="viewport"' in page and 'src="/ui/app.js"' in page
+        assert "http://" not in page and "https://" not in page  # nothing fetched from elsewhere
+        script = http.get("/ui/app.js").text
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+            assert sink not in script, sink
+        # Only the page's own files are public, only to GET; every data route still needs the key.
+        for method, path in [("GET", "/documents/k1"), ("GET", "/passages/1/context"), ("GET", "/status"),
+                             ("POST", "/"), ("GET", "/ui/other.js"), ("GET", "/ui/")]:
+            assert http.request(method, path).status_code == 401, (method, path)
+        headers = {"Authorization": "Bearer s3cret"}
+        assert http.get("/documents/k1", headers=headers).json()["text"] == DOCS[0]["text"]
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        assert http.get("/", headers={"Host": "evil.example"}).status_code == 403  # keyless: loopback names only
+        assert http.get("/").status_code == 200
+    with running(create_app(index, ui=False)) as url, httpx.Client(base_url=url) as http:
+        for path in PAGE_FILES:
+            assert http.get(path).status_code == 404, path
+        assert http.get("/documents/k1").status_code == 200
+    with running(create_app(index, api_key="s3cret", ui=False)) as url, httpx.Client(base_url=url) as http:
+        assert http.get("/").status_code == 401  # without the page nothing is public
