@@ -231,51 +231,43 @@ def test_pages_of_ten_follow_the_ranking(tab: Tab, server: Server) -> None:
     page.click("#prev")
     settled(page)
     assert result_paths(page) == ranking[10:20]
-    asked = [json.loads(r.post_data)["k"] for r in tab.requests if r.url.endswith("/search")]
-    # No `offset` in this API: page p asks for k = (p + 1) x 10 + 1 (whether there is more) and shows ten.
-    assert asked == [11, 21, 31, 21]
+    asked = [(json.loads(r.post_data)["k"], json.loads(r.post_data).get("offset"))
+             for r in tab.requests if r.url.endswith("/search")]
+    # The API takes `offset`: page p asks for its own ten hits and one more (whether there is a next page).
+    assert asked == [(11, 0), (11, 10), (11, 20), (11, 10)]
     assert len(page.locator("#results .result").all()) == 10
 
 
-def test_an_api_with_offset_gets_one_page_per_request(tab: Tab) -> None:
+def test_an_api_without_offset_is_paged_by_a_deeper_k(tab: Tab) -> None:
     page = tab.page
 
-    def with_offset(route: Any) -> None:  # the API as it will be once /search takes `offset`
+    def without_offset(route: Any) -> None:  # an older server, whose /search takes no `offset`
         schema = route.fetch().json()
-        schema["components"]["schemas"]["SearchRequest"]["properties"]["offset"] = {"type": "integer"}
+        schema["components"]["schemas"]["SearchRequest"]["properties"].pop("offset", None)
         route.fulfill(json=schema)
 
-    def offset_search(route: Any) -> None:  # the server of today refuses the unknown field: answer for it
-        body = json.loads(route.request.post_data)
-        assert (body["k"], body.pop("offset")) == (11, 10)
-        response = route.fetch(post_data=json.dumps({**body, "k": 21}))
-        data = response.json()
-        data["hits"] = data["hits"][10:]
-        route.fulfill(json=data)
-
-    page.route("**/openapi.json", with_offset)
-    page.route("**/search", offset_search)
+    page.route("**/openapi.json", without_offset)
     tab.open("#q=rotate+the+signing+keys&page=1")
     expect(page.locator("#page-label")).to_have_text("Page 2")
     assert page.locator("#results .result").count() == 10
     assert page.locator("#results .rank").first.text_content() == "11"
+    asked = [json.loads(r.post_data) for r in tab.requests if r.url.endswith("/search")]
+    assert [(b["k"], b.get("offset")) for b in asked] == [(21, None)]
 
 
-def test_snippet_highlights_sent_by_the_server_are_used(tab: Tab) -> None:
-    page = tab.page
-
-    def with_snippets(route: Any) -> None:  # the /search of a later API, which sends snippets with offsets
-        data = route.fetch().json()
-        for h in data["hits"]:
-            h["snippet"] = {"text": "🔑 emoji then Keys here", "highlights": [[0, 1], {"start": 8, "end": 12}]}
-        route.fulfill(json=data)
-
-    page.route("**/search", with_snippets)
-    tab.open()
-    tab.search("signing keys")
+def test_snippet_highlights_sent_by_the_server_are_used(tab: Tab, server: Server) -> None:
+    page = tab.open()
+    query = "when are expired keys refused?"
+    tab.search(query)
+    hit = server.api("POST", "/search", json={"query": query, "k": 1})["hits"][0]
+    snip = hit["snippet"]
+    assert snip["highlights"], "the server marks the query's words"
     first = page.locator("#results .result").first
-    assert first.locator(".snippet").text_content() == "🔑 emoji then Keys here"
-    assert first.locator(".snippet mark").all_text_contents() == ["🔑", "then"]  # the server's, by code points
+    chars = list(hit["text"])  # offsets are in code points
+    window = "".join(chars[snip["start"] - hit["start"] : snip["end"] - hit["start"]])
+    assert window in first.locator(".snippet").text_content()
+    marks = ["".join(chars[s - hit["start"] : e - hit["start"]]) for s, e in snip["highlights"]]
+    assert first.locator(".snippet mark").all_text_contents() == marks
 
 
 def test_filters_restrict_the_results(tab: Tab, server: Server) -> None:

@@ -154,11 +154,29 @@
    * passage around its first matching word. */
   function snippet(hit, terms) {
     const s = hit.snippet;
+    const text = String(hit.text);
     if (s && typeof s.text === "string" && Array.isArray(s.highlights)) {
       const ranges = serverRanges(s.text, s.highlights);
       if (ranges) return marked(s.text, ranges);
     }
-    const text = String(hit.text);
+    // The API's form: the window and its highlights in the document's offsets (code points), inside the passage.
+    if (s && Number.isInteger(s.start) && Number.isInteger(s.end) && Array.isArray(s.highlights) &&
+        Number.isInteger(hit.start)) {
+      const a = s.start - hit.start;
+      const b = s.end - hit.start;
+      if (a >= 0 && b >= a && b <= codePoints(text)) {
+        const shown = text.slice(codeUnit(text, a), codeUnit(text, b));
+        const rel = s.highlights.map((h) => Array.isArray(h) ? [h[0] - s.start, h[1] - s.start] : null);
+        const ranges = rel.every(Boolean) ? serverRanges(shown, rel) : null;
+        if (ranges) {
+          const frag = document.createDocumentFragment();
+          if (a > 0) frag.append("… ");
+          frag.append(marked(shown, ranges));
+          if (b < codePoints(text)) frag.append(" …");
+          return frag;
+        }
+      }
+    }
     const ranges = termRanges(text, terms);
     if (text.length <= SNIPPET_CHARS) return marked(text, ranges);
     const first = ranges.length ? ranges[0][0] : 0;
