@@ -190,9 +190,10 @@ def run_txtai(job: dict[str, Any]) -> dict[str, Any]:
         runs[mode], latency[mode] = timed_queries(
             job["queries"], lambda q, e=emb: [str(i) for i, _ in e.search(q, K)], job["warmup"])
     cfg = hybrid.config
+    build = (cfg.get("build") or {}).get("settings") or {}  # where txtai records the faiss index it chose
     settings = {
         "method": cfg.get("method") or "transformers", "truncation_word_pieces": maxlength,
-        "ann_backend": cfg.get("backend", "faiss"), "faiss_components": (cfg.get("faiss") or {}).get("components"),
+        "ann_backend": cfg.get("backend", "faiss"), "faiss_components": build.get("components"),
         "faiss_nprobe": hybrid.ann.nprobe() if hasattr(hybrid.ann, "nprobe") else None,
         "normalize": cfg.get("normalize", True), "hybrid_weights": 0.5, "hybrid_fusion": "convex",
         "scoring": cfg.get("scoring"), "keyword_scoring": keyword.config.get("scoring"),
