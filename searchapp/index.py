@@ -29,7 +29,7 @@ from searchapp.query.fusion import Fusion
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
-from searchapp.types import DocumentText, EncoderLike, Hit, PassageContext
+from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
 
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
@@ -468,6 +468,12 @@ class Index:
                          mtime=doc.mtime)
             for key, doc in sorted(self.stores.documents().items())
         ]
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """Everything the index holds, streamed from one snapshot: every document (by path, or text id), then
+        every passage (by id) with its span, text and, with ``vectors``, its stored vector. ``searchapp export``
+        writes each as a JSON line (``to_dict()``; docs/cli.md)."""
+        return self.stores.export(vectors)
 
     def document(self, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
         """The text of the document with this path (or text id) from character ``start``, at most ``max_chars``

@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(remove)
     app.command()(documents)
+    app.command()(export)
 
 
 def ingest(
@@ -312,3 +313,21 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         shown = display_path(d.path) if d.source == "file" else d.path
         say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {d.source:<4}  {shown}")
+
+
+def export(
+    index: IndexOpt = DEFAULT_INDEX,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Add each passage's stored vector.")] = False,
+) -> None:
+    """Write every document, then every passage, as JSON lines on stdout (streamed; docs/cli.md)."""
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        try:
+            for row in ix.export(vectors=vectors):
+                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # `searchapp export | head`: the reader left; not an error. Stdout is pointed at /dev/null so the
+            # interpreter's own flush at exit does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

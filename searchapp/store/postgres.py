@@ -36,7 +36,7 @@ from sqlalchemy.pool import NullPool
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
-from searchapp.store.base import Reader, Stores
+from searchapp.store.base import STREAM_ROWS, Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lexical import query_terms
 from searchapp.store.vector_policy import VectorPolicy
@@ -44,6 +44,8 @@ from searchapp.types import (
     COSINE_MIN,
     Candidates,
     DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
     NewDocument,
     PassageRecord,
     Run,
@@ -511,6 +513,21 @@ class PostgresStores(Stores):
         with self.engine.connect() as conn:
             rows = conn.execute(text("SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id"))
             return {int(pid): str(path) for pid, path in rows}
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """One REPEATABLE READ transaction (one snapshot for both tables), read through server-side cursors."""
+        vec = ", p.embedding::text" if vectors else ""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ", yield_per=STREAM_ROWS)
+            with conn.begin():
+                for path, source, title, meta, size, mtime, sha in conn.execute(
+                    text("SELECT path, source, title, metadata, size, mtime, sha256 FROM documents ORDER BY path")
+                ):
+                    yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha)
+                for row in conn.execute(text(f'SELECT p.id, d.path, p.start, p."end", p.text{vec} FROM passages p '
+                                             "JOIN documents d ON d.id = p.document_id ORDER BY p.id")):
+                    yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],
+                                          _parse_vector(row[5]) if vectors else None)
 
     def vector_kind(self) -> str:
         with self.engine.connect() as conn:
