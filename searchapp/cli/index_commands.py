@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -89,7 +90,7 @@ def ingest(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
             precision=precision, batch_size=batch_size, threads=threads,
         )
-        with ix, _progress(quiet=False) as progress:
+        with ix, _progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
@@ -98,10 +99,12 @@ def ingest(
     if as_json:
         emit_json(summary.to_dict())
     else:
+        skipped = ", ".join(f"{n} {_SKIP_WORDS[r]}" for r, n in summary.to_dict()["skipped"].items() if n)
         say(
             f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
             f"removed {summary.removed}, failed {summary.failed}; "
             f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
+            + (f"; skipped {skipped}" if skipped else "")
         )
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
@@ -109,20 +112,35 @@ def ingest(
         raise typer.Exit(1)
 
 
+# The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).
+_SKIP_WORDS = {"hidden": "hidden", "unsupported": "of unsupported type", "excluded": "excluded",
+               "too_large": "too large"}
+# Without a terminal (a log, CI), a line at most this often rather than a bar redrawn in place.
+PROGRESS_EVERY_S = 5.0
+
+
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr, created on the first callback (when the number of files is known)."""
+def _progress() -> Iterator[Callable[[int, int | None], None]]:
+    """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
+    total is known), else a plain line ``embedded N/M passages`` every :data:`PROGRESS_EVERY_S` seconds and at
+    the end."""
     import click
 
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"last": time.monotonic()}
 
-    def update(done: int, total: int) -> None:
-        if quiet:
+    def update(done: int, total: int | None) -> None:
+        if sys.stderr.isatty() and total is not None:
+            if "bar" not in state:
+                state["bar"] = click.progressbar(length=total, label="embedding passages", file=sys.stderr)
+                state["bar"].__enter__()
+            bar = state["bar"]
+            bar.length = total  # a file changed since it was counted
+            bar.update(done - bar.pos)
             return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label="ingesting", file=sys.stderr)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["bar"].pos)
+        now = time.monotonic()
+        if done and (now - state["last"] >= PROGRESS_EVERY_S or done == total):
+            state["last"] = now
+            say(f"embedded {done}/{total} passages" if total is not None else f"embedded {done} passages", err=True)
 
     try:
         yield update

@@ -14,6 +14,7 @@ import io
 import os
 import re
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -329,14 +330,15 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
             # fstat on the open handle so that size and mtime describe the bytes actually read.
             info = os.fstat(handle.fileno())
             if info.st_size > max_bytes:
-                raise LoadError(name, f"{_mb(info.st_size)} is over the {_mb(max_bytes)} limit (--max-file-mb)")
+                raise LoadError(name, f"{_mb(info.st_size)} is over the {_mb(max_bytes)} limit (--max-file-mb)",
+                                skipped="too_large")
             head = handle.read(_SNIFF_BYTES)
             if path.suffix.lower() in _TEXT_SUFFIXES and head:
                 decode_text(head, name)  # binary content is refused before the rest is read
             # At most one byte past the limit: a file growing while it is read is still bounded.
             data = head + handle.read(max(0, max_bytes + 1 - len(head)))
             if len(data) > max_bytes:
-                raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)")
+                raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)", skipped="too_large")
     except OSError as exc:
         raise LoadError(name, f"cannot read: {exc.strerror or exc}") from exc
     except MemoryError as exc:
@@ -372,6 +374,7 @@ def walk(
     on_error: Callable[[str, str], None] | None = None,
     follow_links: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
     through a link or under another name is the same folder), in sorted order.
@@ -383,8 +386,10 @@ def walk(
     tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
     matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
     loader claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
-    (permissions) is reported to ``on_error(path, reason)`` and skipped.
+    (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
+    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``unsupported``, ``excluded``.
     """
+    count = skipped if skipped is not None else Counter[str]()
     base = Path(os.path.realpath(root))
     if base.is_file():
         if loader_for(base) is not None:
@@ -398,13 +403,19 @@ def walk(
 
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
+        count["hidden"] += sum(d.startswith(".") for d in dirnames)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         directory = Path(dirpath)
         for filename in sorted(filenames):
             path = directory / filename
-            if filename.startswith(".") or loader_for(path) is None:
+            if filename.startswith("."):
+                count["hidden"] += 1
+                continue
+            if loader_for(path) is None:
+                count["unsupported"] += 1
                 continue
             if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
+                count["excluded"] += 1
                 continue
             if not follow_links and path.is_symlink() and not _inside(os.path.realpath(path), str(base)):
                 if on_skip is not None:
