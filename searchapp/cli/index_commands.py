@@ -94,7 +94,7 @@ def ingest(
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
-    for failed_path, reason in summary.failures:
+    for failed_path, reason in [*summary.failures, *summary.warnings]:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
         emit_json(summary.to_dict())

@@ -11,9 +11,11 @@ import codecs
 import fnmatch
 import hashlib
 import io
+import logging
 import os
 import re
 import stat
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -155,6 +157,46 @@ def _parser_errors(path: str, reason: str) -> Iterator[None]:
         message = str(exc).strip()
         detail = message.splitlines()[0][:200] if message else type(exc).__name__
         raise LoadError(path, f"{reason} ({detail})") from exc
+
+
+# The loggers of the parsers we call. They log what they repair in a malformed file ("incorrect startxref
+# pointer", "Ignoring wrong pointing object") as warnings that would reach the user's terminal, in their words,
+# through logging's last-resort handler; they are captured while a file is parsed instead.
+PARSER_LOGGERS = ("pypdf", "docx", "bs4", "charset_normalizer")
+
+
+class _Capture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def quiet_parsers() -> Iterator[list[str]]:
+    """While the block runs, the parsers' log records (warning and above) are collected, not printed, and their
+    ``warnings.warn`` calls (advice to programmers: "markup resembles a file name") are dropped. Yields the list
+    the messages are collected into.
+
+    Not for concurrent use from several threads: ``warnings`` filters are process-wide (an ingest parses in one
+    thread; a Ray worker is a process of its own)."""
+    capture = _Capture()
+    saved = []
+    for name in PARSER_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.propagate))
+        logger.addHandler(capture)
+        logger.propagate = False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield capture.messages
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(capture)
+            logger.propagate = propagate
 
 
 def _clean_title(title: object) -> str | None:
@@ -310,11 +352,13 @@ def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:
             yield item
 
 
-def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
+def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] | None = None) -> Document:
     """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot.
 
     A file over ``max_bytes`` is refused before it is read; text formats are sniffed for binary content on
-    their first bytes before the rest is read.
+    their first bytes before the rest is read. The parsers' own log lines never reach the user
+    (:func:`quiet_parsers`); when a file was read despite problems its parser reported (a malformed PDF
+    repaired on the fly), one line saying so is appended to ``notes``.
     """
     name = str(path)
     # Checked before reading so that a large unsupported file is never read.
@@ -346,9 +390,15 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
     if not data:
         raise LoadError(name, "empty file", no_text=True)
     try:
-        loaded = loader(path, data)
+        with quiet_parsers() as problems:
+            loaded = loader(path, data)
     except MemoryError as exc:  # one file too large for this machine's memory is that file's failure only
         raise LoadError(name, "out of memory parsing it") from exc
+    if problems and notes is not None:
+        first = problems[0].strip().splitlines()[0][:200] if problems[0].strip() else "unnamed problem"
+        more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
+        notes.append(f"malformed {path.suffix.lower().lstrip('.').upper() or 'file'}, read as far as possible "
+                     f"(the parser reported: {first}{more}); its text may be incomplete")
     # Normalised again so that every loader, including ones registered elsewhere, gives "\n"-only offsets.
     text = _normalise_newlines(loaded.text)
     if not text.strip():

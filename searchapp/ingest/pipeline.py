@@ -40,7 +40,8 @@ SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
 
 @dataclass
 class IngestSummary:
-    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning; ``skipped``
+    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning, ``warnings``
+    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible); ``skipped``
     counts files left out by reason (:data:`SKIP_REASONS`: hidden, unsupported type, excluded by
     ``--include``/``--exclude``, and too large, which are also failures: they get a warning)."""
 
@@ -53,6 +54,7 @@ class IngestSummary:
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -66,6 +68,7 @@ class IngestSummary:
             "seconds": round(self.seconds, 3),
             "failures": [{"path": p, "reason": r} for p, r in self.failures],
             "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},
+            "warnings": [{"path": p, "warning": w} for p, w in self.warnings],
         }
 
 
@@ -94,6 +97,8 @@ class Prepared:
     no_text: bool = False
     # With a failure: the reason it counts as skipped too (SKIP_REASONS), if any.
     skipped: str | None = None
+    # Problems met reading a file that was read all the same (a malformed PDF repaired), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def prepare(
@@ -101,8 +106,9 @@ def prepare(
 ) -> Prepared:
     """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
     it, and again). A failure of this one file, running out of memory included, is its result, never raised."""
+    notes: list[str] = []
     try:
-        doc = replace(load_document(Path(task.path), max_bytes), path=task.key)
+        doc = replace(load_document(Path(task.path), max_bytes, notes), path=task.key)
     except LoadError as exc:
         return Prepared(task, failure=exc.reason, no_text=exc.no_text, skipped=exc.skipped)
     except OSError as exc:
@@ -110,14 +116,14 @@ def prepare(
     except MemoryError:
         return Prepared(task, failure="out of memory loading it")
     if task.stored_sha is not None and task.stored_sha == doc.sha256:
-        return Prepared(task, document=doc, unchanged=True)
+        return Prepared(task, document=doc, unchanged=True, notes=tuple(notes))
     try:
         spans = tuple(split(doc.text, offsets, splitter))
     except MemoryError:
         return Prepared(task, failure="out of memory splitting it")
     if not spans:
         return Prepared(task, failure="no text", no_text=True)
-    return Prepared(task, document=doc, spans=spans)
+    return Prepared(task, document=doc, spans=spans, notes=tuple(notes))
 
 
 def check_root(root: Path) -> None:
@@ -303,6 +309,7 @@ class Ingest:
             else:
                 self._fail(result.task.key, result.failure)
             return
+        self.summary.warnings.extend((result.task.key, note) for note in result.notes)
         doc = result.document
         if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
             raise SearchappError(f"{result.task.key}: nothing prepared")

@@ -18,7 +18,7 @@ HIT_FIELDS = {
     "metadata", "snippet", "explain", "other_passages",
 }
 SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures",
-                  "skipped"}
+                  "skipped", "warnings"}
 
 
 def make_docs(root: Path) -> None:
