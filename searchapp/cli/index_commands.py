@@ -23,6 +23,7 @@ from searchapp.cli.common import (
     PoolingOpt,
     PoolingParamOpt,
     PrecisionOpt,
+    WaitOpt,
     display_path,
     emit_json,
     errors,
@@ -76,6 +77,7 @@ def ingest(
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
     ] = False,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -88,7 +90,7 @@ def ingest(
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
-            precision=precision, batch_size=batch_size, threads=threads,
+            precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
         )
         with ix, _progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
@@ -302,13 +304,14 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
 def remove(
     targets: Annotated[list[str], typer.Argument(help="Files, folders (even if gone from disk) or text ids.")],
     index: IndexOpt = DEFAULT_INDEX,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove documents: a file, everything indexed under a folder (moved, deleted or reached through a link
     included), or texts by id."""
     from searchapp.index import Index
 
-    with errors(), Index(index) as ix:
+    with errors(), Index(index, lock_wait=wait) as ix:
         removed = ix.remove_under(targets)
     if as_json:
         emit_json({"removed": removed})

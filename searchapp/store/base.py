@@ -75,9 +75,10 @@ class Stores(ABC):
     # -- writing -------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def writing(self, wait: bool = True) -> contextlib.AbstractContextManager[None]:
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> contextlib.AbstractContextManager[None]:
         """Hold the index's one writer lock: another thread of this process waits its turn (with ``wait=False``
-        it gets ``IndexLockedError``), another process gets ``IndexLockedError`` at once. On entry, catch up with
+        it gets ``IndexLockedError``), another process's hold is waited for up to ``timeout`` seconds, then
+        ``IndexLockedError``. On entry, catch up with
         what other writers committed (the folder backend loads its vector file and checks it against the
         database, rebuilding it if it is stale)."""
 

@@ -206,8 +206,8 @@ class FolderStores(Stores):
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self, wait: bool = True) -> Iterator[None]:
-        with self.lock.hold(wait):
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
+        with self.lock.hold(wait, timeout):
             self._drop_stale_vectors()
             # Checked against the database as it is before this writer adds anything.
             _ = self.vectors

@@ -39,6 +39,7 @@ from searchapp.store import schema as migrations
 from searchapp.store.base import STREAM_ROWS, Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lexical import query_terms
+from searchapp.store.lock import locked_message, retry
 from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import (
     COSINE_MIN,
@@ -274,13 +275,13 @@ class PostgresStores(Stores):
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self, wait: bool = True) -> Iterator[None]:
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
         # The advisory lock belongs to a database session: threads of this process take turns before they come
         # to it (each would hold a session of its own).
         if not self._mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.location}: another thread is writing to this index")
         try:
-            with self._advisory_lock():
+            with self._advisory_lock(timeout):
                 self._type_vectors()
                 try:
                     yield
@@ -294,12 +295,16 @@ class PostgresStores(Stores):
             self._mutex.release()
 
     @contextlib.contextmanager
-    def _advisory_lock(self) -> Iterator[None]:
+    def _advisory_lock(self, timeout: float) -> Iterator[None]:
         conn = self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         try:
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self.lock_key}).scalar_one()
-            if not got:
-                raise IndexLockedError(f"{self.location}: another process is writing to this index")
+            # Tried again rather than pg_advisory_lock under a lock_timeout: that setting does not bound
+            # advisory lock waits in every PostgreSQL version, and a poll never leaves a waiter queued.
+            def attempt() -> bool:
+                return bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self.lock_key}).scalar_one())
+
+            if not retry(attempt, timeout):
+                raise IndexLockedError(locked_message(self.location, timeout))
             try:
                 yield
             finally:
