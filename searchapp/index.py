@@ -253,6 +253,11 @@ class Index:
                     self._query_enc = fast or self._encoder
         return self._query_enc
 
+    def warm_up(self) -> None:
+        """Load what queries embed with now (the model, or its exported query graph), so that the first query is
+        not the one that waits for it (``searchapp serve`` calls this at start unless ``--lazy``)."""
+        self._query_encoder().encode(["warm up"], truncate=True)
+
     # -- writing --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
