@@ -24,7 +24,7 @@ from searchapp.errors import (
 from searchapp.filters import Filter
 from searchapp.index import Index, IndexStats
 from searchapp.ingest.pipeline import IngestSummary
-from searchapp.types import Document, DocumentText, Hit, PassageContext, Span
+from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 
 __version__ = "0.1.0"
 
@@ -35,6 +35,8 @@ __all__ = [
     "DocumentText",
     "Encoder",
     "EncoderMismatchError",
+    "ExportedDocument",
+    "ExportedPassage",
     "Filter",
     "Hit",
     "Index",

@@ -16,14 +16,16 @@ class LoadError(SearchappError):
 
     Carries the path so that callers can report "<path>: <reason>" on one line. ``no_text``: the file was read
     and holds no text now (empty, blank, binary, a PDF without a text layer), which is a new state of the file,
-    as opposed to a file that could not be read or parsed at all.
+    as opposed to a file that could not be read or parsed at all. ``skipped``: the reason as the ingest summary
+    counts skipped files (``too_large``: refused before it was read), ``None`` for a file that failed.
     """
 
-    def __init__(self, path: str, reason: str, no_text: bool = False) -> None:
+    def __init__(self, path: str, reason: str, no_text: bool = False, skipped: str | None = None) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
         self.no_text = no_text
+        self.skipped = skipped
 
 
 class IndexNotFoundError(SearchappError):

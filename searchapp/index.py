@@ -29,7 +29,7 @@ from searchapp.query.fusion import Fusion
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
-from searchapp.types import DocumentText, EncoderLike, Hit, PassageContext
+from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
 
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
@@ -111,6 +111,7 @@ class Index:
         batch_size: int = 32,
         threads: int | None = None,
         read_only: bool = False,
+        lock_wait: float = 0.0,
     ) -> None:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
@@ -122,6 +123,10 @@ class Index:
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
+        if isinstance(lock_wait, bool) or not isinstance(lock_wait, int | float) or not 0 <= lock_wait < 10**7:
+            raise ConfigError(f"lock_wait must be a number of seconds >= 0, got {lock_wait!r}")
+        # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
+        self.lock_wait = float(lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
         self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
         self._query_lock = threading.Lock()
@@ -170,14 +175,14 @@ class Index:
         **settings: Any,
     ) -> Index:
         """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` settings by their flat
-        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size`` and ``threads``).
+        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size``, ``threads`` and ``lock_wait``).
 
         A setting that is ``None`` means "as the index was built" (or the default for a new index); an encoder
         or splitter setting that differs from an existing index's raises ``EncoderMismatchError`` or
         ``ConfigError``; ``precision`` given for an existing index applies to this process only.
         """
         given = {k: v for k, v in settings.items() if v is not None}
-        knobs = {k: given.pop(k) for k in ("batch_size", "threads") if k in given}
+        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait") if k in given}
         if not index_exists(os.fspath(path)):
             return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
@@ -248,15 +253,21 @@ class Index:
                     self._query_enc = fast or self._encoder
         return self._query_enc
 
+    def warm_up(self) -> None:
+        """Load what queries embed with now (the model, or its exported query graph), so that the first query is
+        not the one that waits for it (``searchapp serve`` calls this at start unless ``--lazy``)."""
+        self._query_encoder().encode(["warm up"], truncate=True)
+
     # -- writing --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def writing(self, wait: bool = True) -> Iterator[None]:
-        """Hold the index's write lock; a writer in another process gets ``IndexLockedError`` at once, another
-        thread of this process waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
+        """Hold the index's write lock; a writer in another process is waited for up to ``lock_wait`` seconds
+        (given when the index was opened; 0 by default), then ``IndexLockedError``; another thread of this process
+        waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
         if self.read_only:
             raise ConfigError(f"{display(self.location)}: this index was opened read-only")
-        with self.stores.writing(wait):
+        with self.stores.writing(wait, self.lock_wait):
             yield
 
     def _ingest(self, progress: Progress | None = None) -> Ingest:
@@ -468,6 +479,12 @@ class Index:
                          mtime=doc.mtime)
             for key, doc in sorted(self.stores.documents().items())
         ]
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """Everything the index holds, streamed from one snapshot: every document (by path, or text id), then
+        every passage (by id) with its span, text and, with ``vectors``, its stored vector. ``searchapp export``
+        writes each as a JSON line (``to_dict()``; docs/cli.md)."""
+        return self.stores.export(vectors)
 
     def document(self, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
         """The text of the document with this path (or text id) from character ``start``, at most ``max_chars``

@@ -204,6 +204,47 @@ class PassageRecord:
 
 
 @dataclass(frozen=True)
+class ExportedDocument:
+    """One document as ``searchapp export`` writes it: path (or text id), source, title, metadata, size in bytes,
+    the file's modification time when indexed (0 for texts) and its content's SHA-256."""
+
+    path: str
+    source: str
+    title: str
+    metadata: dict[str, Any]
+    size: int
+    mtime: float
+    sha256: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON line documented in docs/cli.md (``type`` first)."""
+        return {"type": "document", "path": self.path, "source": self.source, "title": self.title,
+                "metadata": self.metadata, "size": self.size, "mtime": self.mtime, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
+class ExportedPassage:
+    """One passage as ``searchapp export`` writes it: its id, its document's path (or text id), its character
+    span in the document's text, its text, and (when asked for) its stored float32 vector ``(d,)``."""
+
+    id: int
+    path: str
+    start: int
+    end: int
+    text: str
+    vector: np.ndarray | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON line documented in docs/cli.md; ``vector`` only when it was exported."""
+        row: dict[str, object] = {"type": "passage", "id": self.id, "path": self.path, "start": self.start,
+                                  "end": self.end, "text": self.text}
+        if self.vector is not None:
+            # float32 -> the double of the same value: reads back to the identical float32.
+            row["vector"] = self.vector.astype(np.float32).tolist()
+        return row
+
+
+@dataclass(frozen=True)
 class DocumentInfo:
     """A stored document's identity: path (or text id), title, ``source`` (``"file"`` or ``"text"``), metadata and
     the length of its text in characters."""

@@ -35,6 +35,11 @@ IndexOpt = Annotated[
         help="Index folder, or a PostgreSQL URL: postgresql+psycopg://USER@HOST/DB?schema=NAME (docs/postgres.md).",
     ),
 ]
+WaitOpt = Annotated[
+    float,
+    typer.Option("--wait", min=0, metavar="SECONDS",
+                 help="Wait up to this long for another process writing to the index, instead of failing at once."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
 
 # The encoder (fixed when an index is created).

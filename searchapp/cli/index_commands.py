@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from searchapp.cli.common import (
     PoolingOpt,
     PoolingParamOpt,
     PrecisionOpt,
+    WaitOpt,
     display_path,
     emit_json,
     errors,
@@ -43,6 +45,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(remove)
     app.command()(documents)
+    app.command()(export)
 
 
 def ingest(
@@ -74,6 +77,7 @@ def ingest(
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
     ] = False,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -86,21 +90,23 @@ def ingest(
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
-            precision=precision, batch_size=batch_size, threads=threads,
+            precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
         )
-        with ix, _progress(quiet=False) as progress:
+        with ix, _progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
-    for failed_path, reason in summary.failures:
+    for failed_path, reason in [*summary.failures, *summary.warnings]:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     if as_json:
         emit_json(summary.to_dict())
     else:
+        skipped = ", ".join(f"{n} {_SKIP_WORDS[r]}" for r, n in summary.to_dict()["skipped"].items() if n)
         say(
             f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
             f"removed {summary.removed}, failed {summary.failed}; "
             f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
+            + (f"; skipped {skipped}" if skipped else "")
         )
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
@@ -108,20 +114,35 @@ def ingest(
         raise typer.Exit(1)
 
 
+# The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).
+_SKIP_WORDS = {"hidden": "hidden", "unsupported": "of unsupported type", "excluded": "excluded",
+               "too_large": "too large"}
+# Without a terminal (a log, CI), a line at most this often rather than a bar redrawn in place.
+PROGRESS_EVERY_S = 5.0
+
+
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr, created on the first callback (when the number of files is known)."""
+def _progress() -> Iterator[Callable[[int, int | None], None]]:
+    """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
+    total is known), else a plain line ``embedded N/M passages`` every :data:`PROGRESS_EVERY_S` seconds and at
+    the end."""
     import click
 
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = {"last": time.monotonic()}
 
-    def update(done: int, total: int) -> None:
-        if quiet:
+    def update(done: int, total: int | None) -> None:
+        if sys.stderr.isatty() and total is not None:
+            if "bar" not in state:
+                state["bar"] = click.progressbar(length=total, label="embedding passages", file=sys.stderr)
+                state["bar"].__enter__()
+            bar = state["bar"]
+            bar.length = total  # a file changed since it was counted
+            bar.update(done - bar.pos)
             return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label="ingesting", file=sys.stderr)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["bar"].pos)
+        now = time.monotonic()
+        if done and (now - state["last"] >= PROGRESS_EVERY_S or done == total):
+            state["last"] = now
+            say(f"embedded {done}/{total} passages" if total is not None else f"embedded {done} passages", err=True)
 
     try:
         yield update
@@ -283,13 +304,14 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
 def remove(
     targets: Annotated[list[str], typer.Argument(help="Files, folders (even if gone from disk) or text ids.")],
     index: IndexOpt = DEFAULT_INDEX,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove documents: a file, everything indexed under a folder (moved, deleted or reached through a link
     included), or texts by id."""
     from searchapp.index import Index
 
-    with errors(), Index(index) as ix:
+    with errors(), Index(index, lock_wait=wait) as ix:
         removed = ix.remove_under(targets)
     if as_json:
         emit_json({"removed": removed})
@@ -312,3 +334,21 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         shown = display_path(d.path) if d.source == "file" else d.path
         say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {d.source:<4}  {shown}")
+
+
+def export(
+    index: IndexOpt = DEFAULT_INDEX,
+    vectors: Annotated[bool, typer.Option("--vectors", help="Add each passage's stored vector.")] = False,
+) -> None:
+    """Write every document, then every passage, as JSON lines on stdout (streamed; docs/cli.md)."""
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        try:
+            for row in ix.export(vectors=vectors):
+                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # `searchapp export | head`: the reader left; not an error. Stdout is pointed at /dev/null so the
+            # interpreter's own flush at exit does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

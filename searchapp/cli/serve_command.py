@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, errors, say
+from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, errors, say
 from searchapp.errors import SearchappError
 
 
@@ -55,6 +55,14 @@ def serve(
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
     max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
+    wait: WaitOpt = 0.0,
+    lazy: Annotated[
+        bool, typer.Option("--lazy", help="Load the model on the first query instead of at start.")
+    ] = False,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="A line per request on stderr: client, method, path, status, time "
+                           "(no query string, headers or body).")
+    ] = False,
 ) -> None:
     """Serve the index over HTTP: a search page at /, and /search, /search/batch, /documents,
     /passages/{id}/context, /status, /v1/embeddings, /v1/models.
@@ -82,13 +90,16 @@ def serve(
         if not read_only and not index_exists(index):
             say(f"warning: no index at {shown}: serving a new, empty one", err=True)
         try:
-            ix = Index(index, read_only=True) if read_only else Index.open_or_create(index)
+            ix = Index(index, read_only=True) if read_only else Index.open_or_create(index, lock_wait=wait)
         except BaseException:
             sock.close()
             raise
         try:
+            if not lazy:
+                say("loading the model", err=True)
+                ix.warm_up()  # the first query would otherwise wait for it
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
-                                     ui=ui)
+                                     ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
             say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
             uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])

@@ -11,9 +11,12 @@ import codecs
 import fnmatch
 import hashlib
 import io
+import logging
 import os
 import re
 import stat
+import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -154,6 +157,46 @@ def _parser_errors(path: str, reason: str) -> Iterator[None]:
         message = str(exc).strip()
         detail = message.splitlines()[0][:200] if message else type(exc).__name__
         raise LoadError(path, f"{reason} ({detail})") from exc
+
+
+# The loggers of the parsers we call. They log what they repair in a malformed file ("incorrect startxref
+# pointer", "Ignoring wrong pointing object") as warnings that would reach the user's terminal, in their words,
+# through logging's last-resort handler; they are captured while a file is parsed instead.
+PARSER_LOGGERS = ("pypdf", "docx", "bs4", "charset_normalizer")
+
+
+class _Capture(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def quiet_parsers() -> Iterator[list[str]]:
+    """While the block runs, the parsers' log records (warning and above) are collected, not printed, and their
+    ``warnings.warn`` calls (advice to programmers: "markup resembles a file name") are dropped. Yields the list
+    the messages are collected into.
+
+    Not for concurrent use from several threads: ``warnings`` filters are process-wide (an ingest parses in one
+    thread; a Ray worker is a process of its own)."""
+    capture = _Capture()
+    saved = []
+    for name in PARSER_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.propagate))
+        logger.addHandler(capture)
+        logger.propagate = False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield capture.messages
+    finally:
+        for logger, propagate in saved:
+            logger.removeHandler(capture)
+            logger.propagate = propagate
 
 
 def _clean_title(title: object) -> str | None:
@@ -309,11 +352,13 @@ def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:
             yield item
 
 
-def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
+def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] | None = None) -> Document:
     """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot.
 
     A file over ``max_bytes`` is refused before it is read; text formats are sniffed for binary content on
-    their first bytes before the rest is read.
+    their first bytes before the rest is read. The parsers' own log lines never reach the user
+    (:func:`quiet_parsers`); when a file was read despite problems its parser reported (a malformed PDF
+    repaired on the fly), one line saying so is appended to ``notes``.
     """
     name = str(path)
     # Checked before reading so that a large unsupported file is never read.
@@ -329,14 +374,15 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
             # fstat on the open handle so that size and mtime describe the bytes actually read.
             info = os.fstat(handle.fileno())
             if info.st_size > max_bytes:
-                raise LoadError(name, f"{_mb(info.st_size)} is over the {_mb(max_bytes)} limit (--max-file-mb)")
+                raise LoadError(name, f"{_mb(info.st_size)} is over the {_mb(max_bytes)} limit (--max-file-mb)",
+                                skipped="too_large")
             head = handle.read(_SNIFF_BYTES)
             if path.suffix.lower() in _TEXT_SUFFIXES and head:
                 decode_text(head, name)  # binary content is refused before the rest is read
             # At most one byte past the limit: a file growing while it is read is still bounded.
             data = head + handle.read(max(0, max_bytes + 1 - len(head)))
             if len(data) > max_bytes:
-                raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)")
+                raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)", skipped="too_large")
     except OSError as exc:
         raise LoadError(name, f"cannot read: {exc.strerror or exc}") from exc
     except MemoryError as exc:
@@ -344,9 +390,15 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Document:
     if not data:
         raise LoadError(name, "empty file", no_text=True)
     try:
-        loaded = loader(path, data)
+        with quiet_parsers() as problems:
+            loaded = loader(path, data)
     except MemoryError as exc:  # one file too large for this machine's memory is that file's failure only
         raise LoadError(name, "out of memory parsing it") from exc
+    if problems and notes is not None:
+        first = problems[0].strip().splitlines()[0][:200] if problems[0].strip() else "unnamed problem"
+        more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
+        notes.append(f"malformed {path.suffix.lower().lstrip('.').upper() or 'file'}, read as far as possible "
+                     f"(the parser reported: {first}{more}); its text may be incomplete")
     # Normalised again so that every loader, including ones registered elsewhere, gives "\n"-only offsets.
     text = _normalise_newlines(loaded.text)
     if not text.strip():
@@ -372,6 +424,7 @@ def walk(
     on_error: Callable[[str, str], None] | None = None,
     follow_links: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
+    skipped: Counter[str] | None = None,
 ) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
     through a link or under another name is the same folder), in sorted order.
@@ -383,8 +436,10 @@ def walk(
     tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
     matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
     loader claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
-    (permissions) is reported to ``on_error(path, reason)`` and skipped.
+    (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
+    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``unsupported``, ``excluded``.
     """
+    count = skipped if skipped is not None else Counter[str]()
     base = Path(os.path.realpath(root))
     if base.is_file():
         if loader_for(base) is not None:
@@ -398,13 +453,19 @@ def walk(
 
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
+        count["hidden"] += sum(d.startswith(".") for d in dirnames)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         directory = Path(dirpath)
         for filename in sorted(filenames):
             path = directory / filename
-            if filename.startswith(".") or loader_for(path) is None:
+            if filename.startswith("."):
+                count["hidden"] += 1
+                continue
+            if loader_for(path) is None:
+                count["unsupported"] += 1
                 continue
             if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
+                count["excluded"] += 1
                 continue
             if not follow_links and path.is_symlink() and not _inside(os.path.realpath(path), str(base)):
                 if on_skip is not None:

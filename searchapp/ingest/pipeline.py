@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
 
-Progress = Callable[[int, int], None]
+# (passages embedded so far, passages to embed in all; None where a distributed run cannot know it beforehand)
+Progress = Callable[[int, int | None], None]
 # (key, title, text) or (key, title, text, metadata)
 Record = tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]
 # Encode and commit once this many passages are pending: big enough for efficient batches and transactions,
@@ -27,11 +29,21 @@ FLUSH_PASSAGES = 512
 # Flush the stores (the folder backend rewrites its vector file) at most this often during an ingest, so
 # other processes find it current.
 SAVE_EVERY_S = 30.0
+# Files are read and split before any is embedded, so that progress counts passages out of a known total; the
+# documents read are kept for the embedding pass up to this many characters of text, files beyond it are read
+# again then (memory stays bounded whatever the size of the folder).
+READ_AHEAD_CHARS = 32 * 2**20
+# How the summary counts the files skipped without a warning, and those refused before reading: every key is
+# always present in the JSON.
+SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
 
 
 @dataclass
 class IngestSummary:
-    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning."""
+    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning, ``warnings``
+    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible); ``skipped``
+    counts files left out by reason (:data:`SKIP_REASONS`: hidden, unsupported type, excluded by
+    ``--include``/``--exclude``, and too large, which are also failures: they get a warning)."""
 
     added: int = 0
     updated: int = 0
@@ -41,6 +53,8 @@ class IngestSummary:
     passages_embedded: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -53,6 +67,8 @@ class IngestSummary:
             "passages_embedded": self.passages_embedded,
             "seconds": round(self.seconds, 3),
             "failures": [{"path": p, "reason": r} for p, r in self.failures],
+            "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},
+            "warnings": [{"path": p, "warning": w} for p, w in self.warnings],
         }
 
 
@@ -79,6 +95,10 @@ class Prepared:
     unchanged: bool = False
     # With a failure: the file was read and holds no text now, so its indexed version goes too.
     no_text: bool = False
+    # With a failure: the reason it counts as skipped too (SKIP_REASONS), if any.
+    skipped: str | None = None
+    # Problems met reading a file that was read all the same (a malformed PDF repaired), one line each.
+    notes: tuple[str, ...] = ()
 
 
 def prepare(
@@ -86,23 +106,24 @@ def prepare(
 ) -> Prepared:
     """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
     it, and again). A failure of this one file, running out of memory included, is its result, never raised."""
+    notes: list[str] = []
     try:
-        doc = replace(load_document(Path(task.path), max_bytes), path=task.key)
+        doc = replace(load_document(Path(task.path), max_bytes, notes), path=task.key)
     except LoadError as exc:
-        return Prepared(task, failure=exc.reason, no_text=exc.no_text)
+        return Prepared(task, failure=exc.reason, no_text=exc.no_text, skipped=exc.skipped)
     except OSError as exc:
         return Prepared(task, failure=f"cannot read: {exc.strerror or exc}")
     except MemoryError:
         return Prepared(task, failure="out of memory loading it")
     if task.stored_sha is not None and task.stored_sha == doc.sha256:
-        return Prepared(task, document=doc, unchanged=True)
+        return Prepared(task, document=doc, unchanged=True, notes=tuple(notes))
     try:
         spans = tuple(split(doc.text, offsets, splitter))
     except MemoryError:
         return Prepared(task, failure="out of memory splitting it")
     if not spans:
         return Prepared(task, failure="no text", no_text=True)
-    return Prepared(task, document=doc, spans=spans)
+    return Prepared(task, document=doc, spans=spans, notes=tuple(notes))
 
 
 def check_root(root: Path) -> None:
@@ -169,6 +190,7 @@ class Ingest:
         # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
         self.force = False
         self.last_save = time.monotonic()
+        self.total: int | None = None  # passages this run will embed, once known
 
     def run(
         self,
@@ -190,15 +212,11 @@ class Ingest:
         root_key = os.path.realpath(root)
         stored = self.stores.documents()
         tasks, seen = self._plan(root, include, exclude, stored)
-        results = prepared(tasks) if prepared is not None else (
-            (prepare(t, self.splitter, self.offsets, self.max_bytes), None) for t in tasks
-        )
-        for done, (result, vectors) in enumerate(results, start=1):
+        results = prepared(tasks) if prepared is not None else self._read_ahead(tasks)
+        for result, vectors in results:
             self._take(result, vectors)
             if self.pending_passages >= FLUSH_PASSAGES:
                 self._flush()
-            if self.progress:
-                self.progress(done, len(tasks))
         self._flush()
         gone = [
             doc.id
@@ -213,6 +231,32 @@ class Ingest:
         self.summary.seconds = time.perf_counter() - self.started
         return self.summary
 
+    def _read_ahead(self, tasks: list[Task]) -> Iterator[tuple[Prepared, None]]:
+        """Read and split every task first, so that :attr:`total` (the passages to embed) is known before the
+        first is embedded; keep what was read up to :data:`READ_AHEAD_CHARS` and read the rest again after."""
+        kept: list[Prepared | None] = []
+        counts: list[int] = []
+        chars = 0
+        for task in tasks:
+            result = prepare(task, self.splitter, self.offsets, self.max_bytes)
+            counts.append(len(result.spans))
+            size = len(result.document.text) if result.document is not None else 0
+            if chars + size <= READ_AHEAD_CHARS:
+                chars += size
+                kept.append(result)
+            else:
+                kept.append(None)
+        self.total = sum(counts)
+        if self.progress:
+            self.progress(0, self.total)
+        for i, task in enumerate(tasks):
+            result, kept[i] = kept[i], None  # let each document go once it is taken
+            if result is None:
+                result = prepare(task, self.splitter, self.offsets, self.max_bytes)
+                # Changed since it was first read: the total follows what is embedded.
+                self.total += len(result.spans) - counts[i]
+            yield result, None
+
     def _plan(
         self, root: Path, include: Sequence[str], exclude: Sequence[str], stored: dict[str, StoredDocument]
     ) -> tuple[list[Task], set[str]]:
@@ -225,7 +269,7 @@ class Ingest:
             self._fail(path, reason)
 
         files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
-                          on_skip=self._fail))
+                          on_skip=self._fail, skipped=self.summary.skipped))
         seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
         tasks: list[Task] = []
         for path in files:
@@ -253,6 +297,8 @@ class Ingest:
     def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
         """Record one prepared task: a failure, a touch, or a document pending its commit."""
         if result.failure is not None:
+            if result.skipped is not None:
+                self.summary.skipped[result.skipped] += 1
             if result.no_text and result.task.stored_id is not None:
                 # Emptied, blanked or turned to binary (say, to take a secret out): the old passages must not
                 # stay searchable. A file that cannot be read at all keeps its indexed version.
@@ -263,6 +309,7 @@ class Ingest:
             else:
                 self._fail(result.task.key, result.failure)
             return
+        self.summary.warnings.extend((result.task.key, note) for note in result.notes)
         doc = result.document
         if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
             raise SearchappError(f"{result.task.key}: nothing prepared")
@@ -335,6 +382,8 @@ class Ingest:
         self.summary.added += len(self.pending) - len(replaced)
         self.summary.passages_embedded += sum(len(p.spans) for p in self.pending)
         self.pending, self.pending_passages = [], 0
+        if self.progress:
+            self.progress(self.summary.passages_embedded, self.total)
         if time.monotonic() - self.last_save > SAVE_EVERY_S:
             self.stores.flush(final=False)
             self.last_save = time.monotonic()

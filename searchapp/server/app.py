@@ -8,7 +8,7 @@ the vector store and the encoder lock themselves).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +29,7 @@ from searchapp.errors import (
 )
 from searchapp.index import Index, text_id
 from searchapp.server import embeddings, page
+from searchapp.server.access_log import AccessLog
 from searchapp.server.guard import Guard, error_body
 from searchapp.server.schemas import (
     DEFAULT_CONTEXT_CHARS,
@@ -66,10 +67,11 @@ _STATUS: list[tuple[type[SearchappError], int, str]] = [
 
 def create_app(
     index: Index, *, api_key: str | None = None, read_only: bool = False, max_body: int = DEFAULT_MAX_BODY,
-    ui: bool = True,
-) -> Guard:
+    ui: bool = True, access_log: bool | TextIO = False,
+) -> Guard | AccessLog:
     """The ASGI application serving ``index``; pass it to uvicorn (``searchapp serve`` does). ``ui``: serve the
-    search page at ``/`` (server/page.py)."""
+    search page at ``/`` (server/page.py). ``access_log``: a line per request on stderr (or on the stream given;
+    server/access_log.py)."""
     app = FastAPI(
         title="searchapp", version=__version__,
         description="Hybrid (BM25 + BERT-layer embeddings) search over an index, and OpenAI-compatible embeddings.",
@@ -206,4 +208,7 @@ def create_app(
         for route in files:
             app.add_api_route(route, serve_file, methods=["GET"], include_in_schema=False)
 
-    return Guard(app, api_key, max_body, public=public)
+    guarded = Guard(app, api_key, max_body, public=public)
+    if access_log is False:
+        return guarded
+    return AccessLog(guarded, None if access_log is True else access_log)

@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from searchapp.filters import Filter
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import Candidates, DocumentPassages, NewDocument, PassageRecord, Run, StoredDocument
+from searchapp.types import (
+    Candidates,
+    DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
+    NewDocument,
+    PassageRecord,
+    Run,
+    StoredDocument,
+)
+
+# Rows fetched from a cursor at a time by a streamed read (export).
+STREAM_ROWS = 1000
 
 
 class Reader(ABC):
@@ -63,9 +75,10 @@ class Stores(ABC):
     # -- writing -------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def writing(self, wait: bool = True) -> contextlib.AbstractContextManager[None]:
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> contextlib.AbstractContextManager[None]:
         """Hold the index's one writer lock: another thread of this process waits its turn (with ``wait=False``
-        it gets ``IndexLockedError``), another process gets ``IndexLockedError`` at once. On entry, catch up with
+        it gets ``IndexLockedError``), another process's hold is waited for up to ``timeout`` seconds, then
+        ``IndexLockedError``. On entry, catch up with
         what other writers committed (the folder backend loads its vector file and checks it against the
         database, rebuilding it if it is stale)."""
 
@@ -106,6 +119,12 @@ class Stores(ABC):
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         """The document with this path (or text id), with its passages that overlap the characters ``[start,
         end)`` in text order (the full text is not stored); ``None`` if there is no such document."""
+
+    @abstractmethod
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """Every document (by path), then every passage (by id, with its vector if ``vectors``), all from one
+        snapshot of the index and streamed: a batch of rows at a time, never the whole index in memory. The
+        snapshot is held until the iterator is exhausted or closed."""
 
     @abstractmethod
     def is_empty(self) -> bool:

@@ -16,8 +16,17 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from searchapp.errors import SchemaError, StorageError
 from searchapp.store import lexical, schema
+from searchapp.store.base import STREAM_ROWS
 from searchapp.store.tables import DocumentRow, PassageRow, Setting
-from searchapp.types import DocumentPassages, NewDocument, PassageRecord, StoredDocument, dump_metadata
+from searchapp.types import (
+    DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
+    NewDocument,
+    PassageRecord,
+    StoredDocument,
+    dump_metadata,
+)
 
 _DOCS: Table = DocumentRow.__table__  # type: ignore[assignment]
 _PASSAGES: Table = PassageRow.__table__  # type: ignore[assignment]
@@ -233,6 +242,24 @@ class Database:
         query = select(_PASSAGES.c.id, _DOCS.c.path).join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id)
         with self.engine.connect() as conn:
             return {int(pid): str(path) for pid, path in conn.execute(query)}
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """Every document by path, then every passage by id (with its vector if ``vectors``), from one read
+        transaction (WAL: a writer goes on meanwhile, unseen), fetched ``STREAM_ROWS`` at a time."""
+        docs = select(_DOCS.c.path, _DOCS.c.source, _DOCS.c.title, _DOCS.c.metadata, _DOCS.c.size, _DOCS.c.mtime,
+                      _DOCS.c.sha256).order_by(_DOCS.c.path)
+        cols = [_PASSAGES.c.id, _DOCS.c.path, _PASSAGES.c.start, _PASSAGES.c.end, _PASSAGES.c.text]
+        passages = (select(*cols, *([_PASSAGES.c.vector] if vectors else []))
+                    .join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id).order_by(_PASSAGES.c.id))
+        with self.engine.connect() as conn:
+            # pysqlite opens no transaction for reads: without this each statement would see its own snapshot.
+            conn.exec_driver_sql("BEGIN")
+            streamed = conn.execution_options(yield_per=STREAM_ROWS)
+            for path, source, title, meta, size, mtime, sha in streamed.execute(docs):
+                yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha)
+            for row in streamed.execute(passages):
+                vec = np.frombuffer(row[5], dtype=np.float32) if vectors else None
+                yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4], vec)
 
     def id_summary(self) -> tuple[int, int]:
         """(passage count, largest passage id or 0): enough to tell whether a vector file is current."""

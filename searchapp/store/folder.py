@@ -27,7 +27,17 @@ from searchapp.store.database import Database, has_settings
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lock import FileLock
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
-from searchapp.types import COSINE_MIN, Candidates, DocumentPassages, NewDocument, PassageRecord, Run, StoredDocument
+from searchapp.types import (
+    COSINE_MIN,
+    Candidates,
+    DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
+    NewDocument,
+    PassageRecord,
+    Run,
+    StoredDocument,
+)
 
 if TYPE_CHECKING:
     from searchapp.store.vectors import VectorStore
@@ -196,8 +206,8 @@ class FolderStores(Stores):
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self, wait: bool = True) -> Iterator[None]:
-        with self.lock.hold(wait):
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
+        with self.lock.hold(wait, timeout):
             self._drop_stale_vectors()
             # Checked against the database as it is before this writer adds anything.
             _ = self.vectors
@@ -244,6 +254,10 @@ class FolderStores(Stores):
 
     def passage_documents(self) -> dict[int, str]:
         return self.db.passage_documents()
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        # SQLite is the record (the vector file is derived from it), so vectors come from there too.
+        return self.db.export(vectors)
 
     def disk_bytes(self) -> int:
         size = 0

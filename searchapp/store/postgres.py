@@ -36,14 +36,17 @@ from sqlalchemy.pool import NullPool
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
-from searchapp.store.base import Reader, Stores
+from searchapp.store.base import STREAM_ROWS, Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lexical import query_terms
+from searchapp.store.lock import locked_message, retry
 from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import (
     COSINE_MIN,
     Candidates,
     DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
     NewDocument,
     PassageRecord,
     Run,
@@ -272,13 +275,13 @@ class PostgresStores(Stores):
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self, wait: bool = True) -> Iterator[None]:
+    def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
         # The advisory lock belongs to a database session: threads of this process take turns before they come
         # to it (each would hold a session of its own).
         if not self._mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.location}: another thread is writing to this index")
         try:
-            with self._advisory_lock():
+            with self._advisory_lock(timeout):
                 self._type_vectors()
                 try:
                     yield
@@ -292,12 +295,16 @@ class PostgresStores(Stores):
             self._mutex.release()
 
     @contextlib.contextmanager
-    def _advisory_lock(self) -> Iterator[None]:
+    def _advisory_lock(self, timeout: float) -> Iterator[None]:
         conn = self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         try:
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self.lock_key}).scalar_one()
-            if not got:
-                raise IndexLockedError(f"{self.location}: another process is writing to this index")
+            # Tried again rather than pg_advisory_lock under a lock_timeout: that setting does not bound
+            # advisory lock waits in every PostgreSQL version, and a poll never leaves a waiter queued.
+            def attempt() -> bool:
+                return bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self.lock_key}).scalar_one())
+
+            if not retry(attempt, timeout):
+                raise IndexLockedError(locked_message(self.location, timeout))
             try:
                 yield
             finally:
@@ -511,6 +518,21 @@ class PostgresStores(Stores):
         with self.engine.connect() as conn:
             rows = conn.execute(text("SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id"))
             return {int(pid): str(path) for pid, path in rows}
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        """One REPEATABLE READ transaction (one snapshot for both tables), read through server-side cursors."""
+        vec = ", p.embedding::text" if vectors else ""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ", yield_per=STREAM_ROWS)
+            with conn.begin():
+                for path, source, title, meta, size, mtime, sha in conn.execute(
+                    text("SELECT path, source, title, metadata, size, mtime, sha256 FROM documents ORDER BY path")
+                ):
+                    yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha)
+                for row in conn.execute(text(f'SELECT p.id, d.path, p.start, p."end", p.text{vec} FROM passages p '
+                                             "JOIN documents d ON d.id = p.document_id ORDER BY p.id")):
+                    yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],
+                                          _parse_vector(row[5]) if vectors else None)
 
     def vector_kind(self) -> str:
         with self.engine.connect() as conn:

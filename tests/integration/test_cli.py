@@ -17,7 +17,8 @@ HIT_FIELDS = {
     "rank", "score", "dense_score", "lexical_score", "passage_id", "path", "source", "title", "start", "end", "text",
     "metadata", "snippet", "explain", "other_passages",
 }
-SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures"}
+SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures",
+                  "skipped", "warnings"}
 
 
 def make_docs(root: Path) -> None:

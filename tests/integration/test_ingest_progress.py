@@ -1,0 +1,77 @@
+"""Ingest progress counts passages embedded out of a total known beforehand; the summary counts skipped files by
+reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import searchapp.ingest.pipeline as pipeline
+from searchapp import Index, IndexConfig
+from searchapp.cli import app
+
+runner = CliRunner()
+
+
+def write_docs(root: Path) -> None:
+    """Three files of very different lengths: progress by files would say little about the work left."""
+    root.mkdir()
+    (root / "short.txt").write_text("One short line.\n")
+    (root / "long.md").write_text("\n\n".join(f"Paragraph {i} about topic {i}. " * 30 for i in range(12)))
+    (root / "mid.txt").write_text("\n\n".join(f"Section {i} of a middle sized file. " * 20 for i in range(3)))
+
+
+@pytest.mark.parametrize("read_ahead", [pipeline.READ_AHEAD_CHARS, 10])
+def test_progress_counts_passages_out_of_the_total(tmp_path: Path, fake_encoder, monkeypatch, read_ahead: int) -> None:  # type: ignore[no-untyped-def]
+    # A tiny read-ahead: the files are read again for embedding, and the total still holds.
+    monkeypatch.setattr(pipeline, "READ_AHEAD_CHARS", read_ahead)
+    monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 4)  # several commits, so several reports
+    write_docs(tmp_path / "docs")
+    calls: list[tuple[int, int | None]] = []
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=64), encoder=fake_encoder) as ix:
+        summary = ix.ingest(tmp_path / "docs", progress=lambda done, total: calls.append((done, total)))
+    total = summary.passages_embedded
+    assert total > 6 and fake_encoder.embedded == total  # many more passages than the 3 files
+    assert calls[0] == (0, total)  # known before the first is embedded
+    assert calls[-1] == (total, total)
+    assert all(t == total for _, t in calls) and len(calls) > 3
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_cli_prints_progress_lines_on_stderr_without_a_terminal(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import searchapp.cli.index_commands as commands
+
+    monkeypatch.setattr(commands, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 4)
+    write_docs(tmp_path / "docs")
+    out = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--max-tokens", "64", "--json"])
+    assert out.exit_code == 0, out.output
+    total = json.loads(out.stdout)["passages_embedded"]
+    lines = out.stderr.splitlines()
+    assert len(lines) > 2 and all(line.startswith("embedded ") and line.endswith(f"/{total} passages")
+                                  for line in lines)
+    assert lines[-1] == f"embedded {total}/{total} passages"
+    assert "\r" not in out.stderr  # no bar redrawn in a log
+
+
+def test_skipped_files_are_counted_by_reason(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    (docs / ".git").mkdir(parents=True)
+    (docs / ".git" / "config.txt").write_text("not walked")
+    (docs / ".hidden.txt").write_text("hidden")
+    (docs / "notes.xyz").write_text("no loader")
+    (docs / "image.png").write_bytes(b"\x89PNG")
+    (docs / "draft.md").write_text("excluded draft")
+    (docs / "big.txt").write_text("word " * 300_000)
+    (docs / "kept.txt").write_text("the one file indexed")
+    args = ["ingest", str(docs), "--exclude", "draft.*", "--max-file-mb", "1"]
+    out = runner.invoke(app, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    summary = json.loads(out.stdout)
+    assert summary["skipped"] == {"hidden": 2, "unsupported": 2, "excluded": 1, "too_large": 1}
+    assert (summary["added"], summary["failed"]) == (1, 1)  # too large: skipped, with its warning, as before
+    human = runner.invoke(app, args)
+    assert "skipped 2 hidden, 2 of unsupported type, 1 excluded, 1 too large" in human.stdout
