@@ -73,7 +73,9 @@ class IndexStats:
 class DocumentInfo:
     """One indexed document as ``searchapp documents`` lists it: its path (or text id), source, title, number of
     passages, size in bytes (of the file, or of the text in UTF-8) and the file's modification time when it was
-    indexed (0 for texts)."""
+    indexed (0 for texts), and when the document was indexed: Unix seconds (UTC) when its row was last written
+    (added, or its content replaced; a metadata-only change or a new mtime keeps it), ``None`` for a document
+    indexed before searchapp recorded it."""
 
     path: str
     source: str
@@ -81,11 +83,12 @@ class DocumentInfo:
     passages: int
     size: int
     mtime: float
+    indexed_at: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
         return {"path": self.path, "source": self.source, "title": self.title, "passages": self.passages,
-                "size": self.size, "mtime": self.mtime}
+                "size": self.size, "mtime": self.mtime, "indexed_at": self.indexed_at}
 
 
 class Index:
@@ -476,7 +479,7 @@ class Index:
         counts = Counter(self.stores.passage_documents().values())
         return [
             DocumentInfo(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
-                         mtime=doc.mtime)
+                         mtime=doc.mtime, indexed_at=doc.indexed_at)
             for key, doc in sorted(self.stores.documents().items())
         ]
 

@@ -178,6 +178,7 @@ class StoredDocument:
     metadata: str = "{}"  # canonical JSON, see dump_metadata
     source: str = "file"
     title: str = ""
+    indexed_at: float | None = None  # when its row was written (Unix seconds, UTC); None: before migration 0004
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,8 @@ class PassageRecord:
 @dataclass(frozen=True)
 class ExportedDocument:
     """One document as ``searchapp export`` writes it: path (or text id), source, title, metadata, size in bytes,
-    the file's modification time when indexed (0 for texts) and its content's SHA-256."""
+    the file's modification time when indexed (0 for texts), its content's SHA-256 and when it was indexed (Unix
+    seconds, UTC; ``None`` for a document indexed before searchapp recorded it)."""
 
     path: str
     source: str
@@ -215,11 +217,13 @@ class ExportedDocument:
     size: int
     mtime: float
     sha256: str
+    indexed_at: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON line documented in docs/cli.md (``type`` first)."""
         return {"type": "document", "path": self.path, "source": self.source, "title": self.title,
-                "metadata": self.metadata, "size": self.size, "mtime": self.mtime, "sha256": self.sha256}
+                "metadata": self.metadata, "size": self.size, "mtime": self.mtime, "sha256": self.sha256,
+                "indexed_at": self.indexed_at}
 
 
 @dataclass(frozen=True)

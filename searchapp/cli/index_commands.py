@@ -320,7 +320,8 @@ def remove(
 
 
 def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
-    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed."""
+    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed and
+    when it was indexed."""
     import datetime
 
     from searchapp.index import Index
@@ -332,8 +333,10 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         return
     for d in docs:
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
+        indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
+                   if d.indexed_at is not None else "-")
         shown = display_path(d.path) if d.source == "file" else d.path
-        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {d.source:<4}  {shown}")
+        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {d.source:<4}  {shown}")
 
 
 def export(

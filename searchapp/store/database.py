@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ class Database:
     def documents(self) -> dict[str, StoredDocument]:
         """Every indexed document by path (or text id)."""
         cols = (_DOCS.c.id, _DOCS.c.path, _DOCS.c.mtime, _DOCS.c.size, _DOCS.c.sha256, _DOCS.c.metadata,
-                _DOCS.c.source, _DOCS.c.title)
+                _DOCS.c.source, _DOCS.c.title, _DOCS.c.indexed_at)
         with self.engine.connect() as conn:
             return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
 
@@ -175,12 +176,13 @@ class Database:
         doc_rows: list[dict[str, object]] = []
         passage_rows: list[dict[str, object]] = []
         all_ids: list[np.ndarray] = []
+        indexed_at = time.time()  # one write, one time: its documents were indexed together
         for n, item in enumerate(items):
             doc, doc_id = item.document, doc_first + n
             doc_rows.append(
                 {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
                  "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
-                 "source": doc.source}
+                 "source": doc.source, "indexed_at": indexed_at}
             )
             vectors = np.ascontiguousarray(item.vectors, dtype=np.float32)
             ids = np.arange(next_pid, next_pid + len(item.spans), dtype=np.int64)
@@ -247,7 +249,7 @@ class Database:
         """Every document by path, then every passage by id (with its vector if ``vectors``), from one read
         transaction (WAL: a writer goes on meanwhile, unseen), fetched ``STREAM_ROWS`` at a time."""
         docs = select(_DOCS.c.path, _DOCS.c.source, _DOCS.c.title, _DOCS.c.metadata, _DOCS.c.size, _DOCS.c.mtime,
-                      _DOCS.c.sha256).order_by(_DOCS.c.path)
+                      _DOCS.c.sha256, _DOCS.c.indexed_at).order_by(_DOCS.c.path)
         cols = [_PASSAGES.c.id, _DOCS.c.path, _PASSAGES.c.start, _PASSAGES.c.end, _PASSAGES.c.text]
         passages = (select(*cols, *([_PASSAGES.c.vector] if vectors else []))
                     .join(_DOCS, _DOCS.c.id == _PASSAGES.c.document_id).order_by(_PASSAGES.c.id))
@@ -255,8 +257,9 @@ class Database:
             # pysqlite opens no transaction for reads: without this each statement would see its own snapshot.
             conn.exec_driver_sql("BEGIN")
             streamed = conn.execution_options(yield_per=STREAM_ROWS)
-            for path, source, title, meta, size, mtime, sha in streamed.execute(docs):
-                yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha)
+            for path, source, title, meta, size, mtime, sha, at in streamed.execute(docs):
+                yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha,
+                                       None if at is None else float(at))
             for row in streamed.execute(passages):
                 vec = np.frombuffer(row[5], dtype=np.float32) if vectors else None
                 yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4], vec)

@@ -24,6 +24,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -327,7 +328,9 @@ class PostgresStores(Stores):
 
     def documents(self) -> dict[str, StoredDocument]:
         with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT id, path, mtime, size, sha256, metadata, source, title FROM documents"))
+            rows = conn.execute(
+                text("SELECT id, path, mtime, size, sha256, metadata, source, title, indexed_at FROM documents")
+            )
             return {r.path: StoredDocument(*r) for r in rows}
 
     def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
@@ -382,18 +385,19 @@ class PostgresStores(Stores):
         pids = iter(self._next_ids(conn, "passages_id_seq", n_passages))
         docs: list[dict[str, object]] = []
         passages: list[dict[str, object]] = []
+        indexed_at = time.time()  # one write, one time: its documents were indexed together
         for doc_id, item in zip(doc_ids, items, strict=True):
             doc = item.document
             docs.append({"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
                          "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
-                         "source": doc.source})
+                         "source": doc.source, "indexed_at": indexed_at})
             for i, (span, vec) in enumerate(zip(item.spans, item.vectors, strict=True)):
                 passages.append({"id": next(pids), "document_id": doc_id, "ordinal": i, "start": span.start,
                                  "end": span.end, "n_tokens": span.n_tokens, "text": doc.text[span.start : span.end],
                                  "embedding": _vector_text(vec)})
         conn.execute(
-            text("INSERT INTO documents (id, path, title, mtime, size, sha256, n_chars, metadata, source) "
-                 "VALUES (:id, :path, :title, :mtime, :size, :sha256, :n_chars, :metadata, :source)"),
+            text("INSERT INTO documents (id, path, title, mtime, size, sha256, n_chars, metadata, source, indexed_at) "
+                 "VALUES (:id, :path, :title, :mtime, :size, :sha256, :n_chars, :metadata, :source, :indexed_at)"),
             docs,
         )
         if passages:
@@ -525,10 +529,12 @@ class PostgresStores(Stores):
         with self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="REPEATABLE READ", yield_per=STREAM_ROWS)
             with conn.begin():
-                for path, source, title, meta, size, mtime, sha in conn.execute(
-                    text("SELECT path, source, title, metadata, size, mtime, sha256 FROM documents ORDER BY path")
+                for path, source, title, meta, size, mtime, sha, at in conn.execute(
+                    text("SELECT path, source, title, metadata, size, mtime, sha256, indexed_at FROM documents "
+                         "ORDER BY path")
                 ):
-                    yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha)
+                    yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha,
+                                           None if at is None else float(at))
                 for row in conn.execute(text(f'SELECT p.id, d.path, p.start, p."end", p.text{vec} FROM passages p '
                                              "JOIN documents d ON d.id = p.document_id ORDER BY p.id")):
                     yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],

@@ -35,6 +35,9 @@ class DocumentRow(Base):
     # texts added through the API, so a folder's re-ingest never removes the latter.
     meta_json: Mapped[str] = mapped_column("metadata", Text, nullable=False, server_default="{}")
     source: Mapped[str] = mapped_column(String, nullable=False, server_default="file")
+    # When this row was written, i.e. the document (re)indexed: Unix seconds (UTC). NULL for rows from before
+    # migration 0004 (unknown). Kept by a metadata-only update and by an mtime-only touch.
+    indexed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     passages: Mapped[list[PassageRow]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True

@@ -48,7 +48,8 @@ def test_cli_export_streams_json_lines_that_match_the_index(tmp_path: Path, smal
     f = docs / "keys.txt"
     assert by_path[str(f)] == {"type": "document", "path": str(f), "source": "file", "title": "keys",
                                "metadata": {}, "size": f.stat().st_size, "mtime": f.stat().st_mtime,
-                               "sha256": by_path[str(f)]["sha256"]}
+                               "sha256": by_path[str(f)]["sha256"], "indexed_at": by_path[str(f)]["indexed_at"]}
+    assert isinstance(by_path[str(f)]["indexed_at"], float)  # when it was indexed: seconds since the epoch
     assert by_path["tagged"]["metadata"] == {"team": "ops"} and by_path["tagged"]["source"] == "text"
     key_passage = next(r for r in rows if r["type"] == "passage" and r["path"] == str(f))
     assert set(key_passage) == {"type", "id", "path", "start", "end", "text"}  # no vector unless asked

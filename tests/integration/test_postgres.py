@@ -348,3 +348,38 @@ def test_document_text_and_context_from_the_passages(tmp_path: Path, pg_url: str
 
     with Index(pg_url, create=True, config=IndexConfig.from_flat(max_tokens=24), encoder=fake_encoder) as ix:
         check_document_text(ix, tmp_path / "docs")
+
+
+def test_indexed_at_is_set_when_a_document_is_written_and_kept_otherwise(  # type: ignore[no-untyped-def]
+    tmp_path: Path, pg_url: str, fake_encoder
+) -> None:
+    from tests.integration.test_manage import check_indexed_at
+
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        check_indexed_at(ix, tmp_path / "docs")
+
+
+def test_an_index_from_before_revision_0004_opens_and_lists_null(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from alembic import command
+
+    from searchapp.store import schema
+
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        ix.add_texts(["Rotate the signing keys every quarter."], ids=["keys"])
+        name = ix.stores.schema
+        # Back to revision 0003 (its alembic_version in the index's schema): the index as that searchapp left it.
+        with ix.stores.write_engine.begin() as conn:
+            command.downgrade(schema._alembic_config(conn, name), "0003")
+        assert schema.current_revision(ix.stores.write_engine, name) == "0003"
+        with ix.stores.write_engine.connect() as conn:
+            cols = set(conn.execute(sa.text(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = :s "
+                "AND table_name = 'documents'"), {"s": name}).scalars())
+        assert "indexed_at" not in cols and "metadata" in cols
+    with Index(pg_url, encoder=fake_encoder) as ix:
+        assert schema.current_revision(ix.stores.write_engine, ix.stores.schema) == schema.head_revision()
+        assert [(d.path, d.indexed_at) for d in ix.documents()] == [("keys", None)]
+        assert [r.to_dict()["indexed_at"] for r in ix.export() if r.to_dict()["type"] == "document"] == [None]
+        assert [h.path for h in ix.search("signing keys", k=1, mode="lexical")] == ["keys"]
+        ix.add_texts(["Rotate the signing keys every month."], ids=["keys"])  # new content: now known
+        assert all(d.indexed_at is not None for d in ix.documents())
