@@ -59,8 +59,8 @@ PoolingParamOpt = Annotated[
 ]
 PrecisionOpt = Annotated[
     str | None,
-    typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where the CPU has bf16 instructions; "
-                 "default: the index's, else auto)."),
+    typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where the CPU has bf16 "
+                 "instructions; default: the index's, else auto)."),
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[
