@@ -6,8 +6,9 @@
 
 STS-B dev: Spearman x 100 of plain cosine. Retrieval (dense retriever alone): nDCG@10 on scifact (train),
 antique (train), wikiqa (dev), trecqa-dev, trecqa-train from ../shared/data. Documents are title + text, split
-by the index's own splitter (256 word pieces), a document scored by its best passage. Every batch runs the model once and pools
-its hidden states with every strategy, so a strategy costs its pooling only. Prints a Markdown table.
+by the index's own splitter (256 word pieces), a document scored by its best passage. Every batch runs the
+model once and pools its hidden states with every strategy, so a strategy costs its pooling only. Prints a
+Markdown table.
 """
 
 from __future__ import annotations
