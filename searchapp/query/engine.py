@@ -204,11 +204,11 @@ class _Ranked:
         """``(passage id, score, the document's other passages or None)`` made hits, with snippets (and
         explanations), ranked from ``first_rank``."""
         hits: list[Hit] = []
-        for pid, score, others in page:
-            rec = records.get(pid)
-            if rec is None:  # removed by a concurrent ingest after ranking
-                continue
-            shown, found = snippet(terms, rec.text, rec.start)
+        # A passage removed by a concurrent ingest after ranking has no record and is left out.
+        kept = [(pid, score, others, records[pid]) for pid, score, others in page if pid in records]
+        matches = terms.find_many([rec.text for *_, rec in kept])
+        for (pid, score, others, rec), found in zip(kept, matches, strict=True):
+            shown, found = snippet(terms, rec.text, rec.start, found=found)
             hits.append(
                 Hit(
                     rank=first_rank + len(hits), score=score, passage_id=pid, path=rec.path, title=rec.title,

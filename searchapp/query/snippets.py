@@ -11,6 +11,7 @@ it before printing (``cli/common.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from searchapp.store.lexical import query_terms, stems, word_spans
@@ -28,6 +29,19 @@ class Occurrence:
     stems: frozenset[str]
 
 
+def _heads(stem: str) -> tuple[str, ...]:
+    """The beginnings (a word's first two letters, lower-cased) of the ASCII words that can stem to ``stem``.
+
+    Porter only rewrites suffixes, and every rewrite keeps a non-empty stem in front of it, so a stem begins
+    with its word's first two letters, or is one letter long and begins with its word's first ("ies" -> "i").
+    One rewrite reaches the second letter: a final "y" after a vowel becomes "i" ("eyed" -> "ei"; "ay", too
+    short to stem, stays). tests/unit/test_snippet_window.py checks this against the real tokenizer.
+    """
+    if len(stem) < 2:
+        return (stem,)
+    return (stem[:2], stem[0] + "y") if stem[1] == "i" else (stem[:2],)
+
+
 class QueryTerms:
     """A query's terms, analysed once and then looked for in any number of passages."""
 
@@ -35,20 +49,39 @@ class QueryTerms:
         self.terms = query_terms(query)
         self.term_stems = dict(zip(self.terms, stems(self.terms), strict=True))
         self.stems: frozenset[str] = frozenset().union(*self.term_stems.values())
+        self._heads = frozenset(h for s in self.stems for h in _heads(s))
+
+    def _may_match(self, word: str) -> bool:
+        """False only for a word that cannot stem to a query stem; non-ASCII words are always analysed (their
+        folding and splitting are the tokenizer's to decide)."""
+        if not word.isascii():
+            return True
+        head = word[:2].lower()
+        return head in self._heads or head[:1] in self._heads
 
     def find(self, text: str) -> list[Occurrence]:
         """Every word of ``text`` whose stems meet the query's, in order."""
+        return self.find_many([text])[0]
+
+    def find_many(self, texts: Sequence[str]) -> list[list[Occurrence]]:
+        """:meth:`find` for several passages, their words analysed in one pass of the tokenizer."""
         if not self.stems:
-            return []
-        spans = word_spans(text)
-        # A passage repeats its words: analyse each distinct word once.
-        distinct = list(dict.fromkeys(text[s:e] for s, e in spans))
-        stem_of = dict(zip(distinct, stems(distinct), strict=True))
+            return [[] for _ in texts]
+        spans = [word_spans(t) for t in texts]
+        # Passages repeat their words, and most words cannot meet any query stem: analyse each distinct
+        # candidate once.
+        words = dict.fromkeys(t[s:e] for t, sp in zip(texts, spans, strict=True) for s, e in sp)
+        candidates = [w for w in words if self._may_match(w)]
+        stem_of = dict(zip(candidates, stems(candidates), strict=True))
+        none: frozenset[str] = frozenset()
         out = []
-        for s, e in spans:
-            shared = stem_of[text[s:e]] & self.stems
-            if shared:
-                out.append(Occurrence(s, e, shared))
+        for t, sp in zip(texts, spans, strict=True):
+            found = []
+            for s, e in sp:
+                shared = stem_of.get(t[s:e], none) & self.stems
+                if shared:
+                    found.append(Occurrence(s, e, shared))
+            out.append(found)
         return out
 
     def matched(self, found: list[Occurrence]) -> list[str]:
@@ -102,10 +135,13 @@ def _word_end(text: str, end: int, floor: int) -> int:
     return prev - 1 if prev > floor else end
 
 
-def snippet(terms: QueryTerms, text: str, offset: int, width: int = WINDOW) -> tuple[Snippet, list[Occurrence]]:
+def snippet(terms: QueryTerms, text: str, offset: int, width: int = WINDOW,
+            found: list[Occurrence] | None = None) -> tuple[Snippet, list[Occurrence]]:
     """The snippet of a passage ``text`` that starts at ``offset`` in its document, and the matches found in it
-    (for whoever also wants the matched terms)."""
-    found = terms.find(text)
+    (for whoever also wants the matched terms). ``found``: the passage's matches if already known
+    (:meth:`QueryTerms.find_many`)."""
+    if found is None:
+        found = terms.find(text)
     start, end = best_window(text, found, width)
     marks = tuple((offset + o.start, offset + o.end) for o in found if o.start >= start and o.end <= end)
     return Snippet(offset + start, offset + end, marks), found

@@ -53,3 +53,38 @@ def test_no_match_gives_the_start_and_a_short_passage_is_whole() -> None:
     assert best_window("short text", []) == (0, len("short text"))
     sn, _ = snippet(QueryTerms("zebra"), "short text", 7)
     assert (sn.start, sn.end, sn.highlights) == (7, 17, ())
+
+
+def _vocabulary() -> list[str]:
+    """Words built to exercise Porter's rewrites at the front of short words (y -> i after a vowel, "ies" ->
+    "i", "eing" -> "e"), in both cases, plus digits and accented words."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    suffixes = ["", "y", "ies", "ied", "yed", "ying", "ing", "ed", "s", "sses", "e", "eed", "ational", "ly", "izer"]
+    words = [a + b + s for a in letters for b in letters for s in suffixes]
+    words += [w.upper() for w in words[::7]] + ["eyed", "Eyed", "ayes", "ies", "eing", "2010s", "b12", "Éclair",
+                                               "naïve", "Straße", "ﬁnance"]
+    return words
+
+
+def test_the_word_prefilter_never_drops_a_word_the_tokenizer_would_match() -> None:
+    from searchapp.query import snippets
+
+    words = _vocabulary()
+    for word, word_stems in zip(words, stems(words), strict=True):
+        for s in word_stems:
+            # A query term stemming to s must let this word through.
+            head = word[:2].lower()
+            assert not word.isascii() or {head, head[:1]} & set(snippets._heads(s)), (word, s)
+
+
+def test_find_many_equals_analysing_every_word(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.query import snippets
+
+    words = _vocabulary()
+    texts = [" ".join(words[i : i + 300]) for i in range(0, len(words), 300)]
+    queries = ["eyed keys", "the ies", "Éclair naïve", "eing ayes 2010s", "abational relational", "ﬁnance Straße"]
+    fast = [QueryTerms(q).find_many(texts) for q in queries]
+    monkeypatch.setattr(snippets.QueryTerms, "_may_match", lambda self, word: True)
+    slow = [QueryTerms(q).find_many(texts) for q in queries]
+    assert fast == slow
+    assert all(any(found) for found in fast)  # every query matches somewhere, so the comparison is not empty
