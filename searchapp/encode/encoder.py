@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchapp.encode.catalog import DEFAULT_MODEL, canonical_name
-from searchapp.encode.pooling import get_pooling
+from searchapp.encode.pooling import get_pooling, last_layer_only
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError
 from searchapp.types import EncoderLike
@@ -103,6 +103,7 @@ class Encoder:
         self.pooling = pooling
         self.pooling_params = dict(pooling_params or {})
         self._pool = get_pooling(pooling, **self.pooling_params)  # fails fast on a bad name or parameter
+        self._all_layers = not last_layer_only(pooling)
         if batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
@@ -162,7 +163,7 @@ class Encoder:
         for i in range(0, len(texts), self.batch_size):
             idx = order[i : i + self.batch_size]
             with _LOCK:
-                states = model.forward([texts[j] for j in idx], truncate=truncate)
+                states = model.forward([texts[j] for j in idx], truncate=truncate, all_layers=self._all_layers)
                 vecs = self._pool(states.hidden_states, states.attention_mask)
                 out[idx] = torch.nn.functional.normalize(vecs.float(), dim=-1).numpy()
         return out
@@ -176,6 +177,11 @@ class LazyEncoder:
         self._make = make
         self._encoder: EncoderLike | None = None
         self._lock = threading.Lock()
+
+    @property
+    def made(self) -> EncoderLike | None:
+        """The encoder if it was made already, else ``None`` (makes nothing)."""
+        return self._encoder
 
     @property
     def loaded(self) -> EncoderLike:

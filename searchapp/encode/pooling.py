@@ -20,16 +20,28 @@ if TYPE_CHECKING:
 # Torch is only touched inside the functions, so the registry (names, parameter checks) is usable without it.
 PoolingFn = Callable[["torch.Tensor", "torch.Tensor"], "torch.Tensor"]
 _REGISTRY: dict[str, Callable[..., torch.Tensor]] = {}
+# Poolings that read only ``hidden_states[-1]``: the encoder may hand them the last layer alone, ``(1, B, T, d)``,
+# sparing the forward pass the copy of every layer.
+_LAST_LAYER_ONLY: set[str] = set()
 
 
-def register(name: str) -> Callable[[Callable[..., torch.Tensor]], Callable[..., torch.Tensor]]:
-    """Add a pooling function under ``name``."""
+def register(
+    name: str, last_layer_only: bool = False
+) -> Callable[[Callable[..., torch.Tensor]], Callable[..., torch.Tensor]]:
+    """Add a pooling function under ``name``; ``last_layer_only`` if it reads nothing but ``hidden_states[-1]``."""
 
     def deco(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
         _REGISTRY[name] = fn
+        if last_layer_only:
+            _LAST_LAYER_ONLY.add(name)
         return fn
 
     return deco
+
+
+def last_layer_only(name: str) -> bool:
+    """Whether pooling ``name`` reads only the last layer's states."""
+    return name in _LAST_LAYER_ONLY
 
 
 def get_pooling(name: str, **params: Any) -> PoolingFn:
@@ -63,14 +75,14 @@ def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (states * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
 
 
-@register("mean")
+@register("mean", last_layer_only=True)
 def mean_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of the last layer's token states over real tokens (special tokens included, as the model was
     trained)."""
     return masked_mean(hidden_states[-1], mask)
 
 
-@register("cls")
+@register("cls", last_layer_only=True)
 def cls_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The last layer's state of the first token ([CLS])."""
     return hidden_states[-1][:, 0, :]
@@ -89,13 +101,13 @@ def last_token(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return states[torch.arange(states.shape[0]), last]
 
 
-@register("max")
+@register("max", last_layer_only=True)
 def max_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Element-wise max of the last layer's token states over real tokens (one of Ma et al.'s poolings)."""
     return masked_max(hidden_states[-1], mask)
 
 
-@register("sep")
+@register("sep", last_layer_only=True)
 def sep_pooling(hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The last layer's state of the last real token ([SEP]; one of Ma et al.'s poolings)."""
     return last_token(hidden_states[-1], mask)

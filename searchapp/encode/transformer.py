@@ -26,7 +26,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 class LayerStates:
     """Output of one forward pass.
 
-    ``hidden_states``: float32 tensor ``(L + 1, B, T, d)``, index 0 the embedding layer.
+    ``hidden_states``: float32 tensor ``(L + 1, B, T, d)``, index 0 the embedding layer; ``(1, B, T, d)``, the
+    last layer alone, from ``forward(..., all_layers=False)``.
     ``attention_mask``: int64 tensor ``(B, T)``, 1 for real tokens (special tokens included), 0 for padding.
     """
 
@@ -37,7 +38,10 @@ class LayerStates:
 class TransformerModel:
     """A BERT-style encoder loaded from a local directory, run without gradients on the CPU."""
 
-    def __init__(self, model: str, threads: int | None = None, precision: str = "fp32") -> None:
+    def __init__(self, model: str, threads: int | None = None, precision: str = "fp32",
+                 attention: str | None = None) -> None:
+        """``attention``: transformers' ``attn_implementation`` (``"eager"`` for the ONNX export, whose fuser
+        knows that form); its default otherwise."""
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
 
@@ -47,7 +51,8 @@ class TransformerModel:
             torch.set_num_threads(threads)
         path = model_dir(model)
         try:
-            self.model = AutoModel.from_pretrained(str(path), local_files_only=True)
+            extra = {"attn_implementation": attention} if attention else {}
+            self.model = AutoModel.from_pretrained(str(path), local_files_only=True, **extra)
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"{path}: cannot load model: {exc}") from exc
         self.model.eval()
@@ -64,8 +69,9 @@ class TransformerModel:
         """Word pieces a text may have, special tokens excluded."""
         return self.max_length - SPECIAL_TOKENS
 
-    def forward(self, texts: list[str], truncate: bool = False) -> LayerStates:
-        """Run the model on ``texts`` (padded to the longest).
+    def forward(self, texts: list[str], truncate: bool = False, all_layers: bool = True) -> LayerStates:
+        """Run the model on ``texts`` (padded to the longest); with ``all_layers`` false, keep only the last
+        layer's states (a pooling of the last layer needs no more, and the other layers cost a copy each).
 
         A text longer than the model's limit raises ``ConfigError`` unless ``truncate`` is set: passages are
         split to fit beforehand, so only queries may be cut, and only when the caller says so.
@@ -90,7 +96,9 @@ class TransformerModel:
         bf16 = self.precision == "bf16"
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             extra = {"token_type_ids": torch.zeros_like(ids)} if self.token_types else {}
-            out = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, **extra)
+            out = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=all_layers, **extra)
         # Pooling always runs in float32, whatever the forward pass used.
+        if not all_layers:
+            return LayerStates(out.last_hidden_state.float().unsqueeze(0), mask)
         return LayerStates(torch.stack(out.hidden_states).float(), mask)
 

@@ -118,3 +118,34 @@ def test_bf16_vectors_agree_with_fp32(real_encoder: Encoder) -> None:
     fp32 = real_encoder.encode(texts)
     assert bf16.dtype == np.float32
     assert (bf16 * fp32).sum(axis=1).min() > 0.999
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max", "sep"])
+def test_a_last_layer_pooling_runs_the_forward_pass_for_the_last_layer_alone(pooling: str) -> None:
+    """Poolings of the last layer are handed that layer alone (not a stack of every layer, which costs a copy
+    and about 180 MB more peak memory over an ingest batch of 32 x 256), with the same vectors."""
+    import torch
+
+    from searchapp.encode.pooling import get_pooling
+
+    texts = ["Rotate the signing keys every ninety days.", "Tomatoes need water.", "x " * 40]
+    enc = Encoder(pooling=pooling, precision="fp32")
+    model = enc._load()
+    seen: list[int] = []
+    forward = model.forward
+
+    def spy(batch: list[str], truncate: bool = False, all_layers: bool = True):  # type: ignore[no-untyped-def]
+        states = forward(batch, truncate=truncate, all_layers=all_layers)
+        seen.append(states.hidden_states.shape[0])
+        return states
+
+    model.forward = spy  # type: ignore[method-assign]
+    try:
+        got = enc.encode(texts)
+    finally:
+        del model.forward
+    assert seen and set(seen) == {1}
+    full = forward(texts)
+    ref = torch.nn.functional.normalize(get_pooling(pooling)(full.hidden_states, full.attention_mask), dim=-1)
+    assert full.hidden_states.shape[0] == model.num_layers + 1
+    assert np.allclose(got, ref.numpy(), atol=1e-5)

@@ -139,7 +139,7 @@ class SlowModel:
     def encode_batch(self, texts: list[str], add_special_tokens: bool = True) -> list[SimpleNamespace]:
         return [SimpleNamespace(ids=[0] * (len(t.split()) + 2 * add_special_tokens)) for t in texts]
 
-    def forward(self, texts: list[str], truncate: bool = False) -> SimpleNamespace:
+    def forward(self, texts: list[str], truncate: bool = False, all_layers: bool = True) -> SimpleNamespace:
         import torch
 
         self.running += 1
@@ -148,7 +148,7 @@ class SlowModel:
         self.running -= 1
         longest = max(len(t.split()) for t in texts) + 2
         hidden = torch.stack([torch.full((longest, 4), float(len(t))) for t in texts])
-        return SimpleNamespace(hidden_states=hidden.expand(2, -1, -1, -1),
+        return SimpleNamespace(hidden_states=hidden.expand(2 if all_layers else 1, -1, -1, -1),
                                attention_mask=torch.ones(len(texts), longest, dtype=torch.long))
 
 
