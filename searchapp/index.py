@@ -210,9 +210,18 @@ class Index:
     # -- parts --------------------------------------------------------------------------------------------
 
     def _make_encoder(self) -> EncoderLike:
+        """The index's encoder: in fp32, the model's ONNX graph where it serves the pooling (exported now if
+        missing; faster than torch's fp32 forward pass, and the process never imports torch once it exists);
+        otherwise, and for bf16, torch (encode/onnx_encoder.py)."""
         from searchapp.encode.encoder import Encoder
 
         c = self.config
+        if resolve(self._precision) == "fp32":
+            from searchapp.encode.onnx_encoder import query_encoder
+
+            fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads, batch_size=self._batch_size)
+            if fast is not None:
+                return fast
         return Encoder(
             model=c.model, pooling=c.pooling, pooling_params=c.pooling_params, batch_size=self._batch_size,
             threads=self._threads, precision=self._precision,
@@ -249,10 +258,13 @@ class Index:
                 if self._query_enc is None:
                     fast = None
                     if isinstance(self._encoder, LazyEncoder):
-                        from searchapp.encode.onnx_encoder import query_encoder
+                        from searchapp.encode.onnx_encoder import OnnxEncoder, query_encoder
 
+                        made = self._encoder.made
                         c = self.config
-                        fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads)
+                        # An ingest in fp32 already holds the graph's session: one is enough.
+                        fast = made if isinstance(made, OnnxEncoder) else query_encoder(
+                            c.model, c.pooling, c.pooling_params, self._threads)
                     self._query_enc = fast or self._encoder
         return self._query_enc
 

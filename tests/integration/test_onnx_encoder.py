@@ -121,3 +121,45 @@ def test_ingest_exports_the_graph_for_later_queries(tmp_path: Path, monkeypatch:
         ix.add_texts(["a text to embed"], ids=["t"])
         assert graph_path("all-MiniLM-L6-v2").exists()
         assert isinstance(ix._query_encoder(), OnnxEncoder)
+
+
+def test_the_exported_graph_is_fused(onnx_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export runs ONNX Runtime's transformer fusions: one Attention node a layer (the speed of a warm query
+    rests on it; the exporter's default attention form fuses nothing)."""
+    import onnx
+
+    monkeypatch.setenv("SEARCHAPP_CACHE", str(onnx_cache))
+    graph = onnx.load(str(graph_path("all-MiniLM-L6-v2")))
+    ops = [n.op_type for n in graph.graph.node]
+    assert ops.count("Attention") == 6 and ops.count("SkipLayerNormalization") == 12, sorted(set(ops))
+
+
+def test_an_fp32_ingest_embeds_through_onnx_without_torch_and_as_torch_would(onnx_on: Path, tmp_path: Path) -> None:
+    """Where the graph exists, an fp32 index ingests with it: the process never imports torch, and the stored
+    vectors equal a torch ingest's; a bf16 index keeps torch."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(TEXTS[:4]):
+        (docs / f"d{i}.txt").write_text(text or "empty", encoding="utf-8")
+    probe = ("import sys, json, numpy as np; from searchapp import Index\n"
+             "with Index(sys.argv[1], create=True, precision=sys.argv[2]) as ix:\n"
+             "    ix.ingest(sys.argv[3])\n"
+             "    rows = sorted((p.path, p.start, p.vector.tolist())\n"
+             "                  for p in ix.export(vectors=True) if hasattr(p, 'vector'))\n"
+             "    kind = type(ix.encoder).__name__\n"
+             "print(json.dumps({'torch': 'torch' in sys.modules, 'encoder': kind, 'vectors': [r[2] for r in rows]}))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def ingest(name: str, precision: str, **extra: str) -> dict:  # type: ignore[type-arg]
+        out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / name), precision, str(docs)],
+                             env={**env, **extra}, capture_output=True, text=True, check=True, cwd=tmp_path)
+        return json.loads(out.stdout)
+
+    fast = ingest("fast", "fp32")
+    slow = ingest("slow", "fp32", SEARCHAPP_ONNX="0")
+    assert fast["encoder"] == "OnnxEncoder" and fast["torch"] is False
+    assert slow["encoder"] == "Encoder" and slow["torch"] is True
+    got, ref = np.array(fast["vectors"]), np.array(slow["vectors"])
+    assert got.shape == ref.shape and got.shape[0] >= 4
+    assert (got * ref).sum(axis=1).min() >= 0.9999
+    assert ingest("bf16", "bf16")["encoder"] == "Encoder"
