@@ -26,7 +26,8 @@ Common ground:
 Each system, as shipped (its defaults are read back from it and printed; these are the ones seen so far):
 
 - searchapp: ``Index`` with precision fp32 and ``threads``; documents are split into passages of at most 256 word
-  pieces (special tokens included), every passage is embedded; a document ranks by its best passage. Its nDCG
+  pieces (special tokens included), every passage is embedded (in fp32 through ONNX Runtime, the product's fp32
+  path: ``settings.ingest_encoder``); a document ranks by its best passage. Its nDCG
   comes from the runs ``searchapp eval`` scores (``searchapp.evaluate.runner.collect``: queries embedded in one
   batch, 300 passages folded into documents), so they equal ``searchapp eval --precision fp32`` on the same
   folder; latency is ``Index.search(q, k=10, mode=...)``, the product's query path (ONNX Runtime for the query's
@@ -298,7 +299,7 @@ def run_searchapp(job: dict[str, Any]) -> dict[str, Any]:
         settings = {
             "precision": "fp32", "pooling": c.pooling, "passage_max_tokens": c.splitter.max_tokens,
             "overlap": c.splitter.overlap, "vector_index": stats.vector_index, "fusion": vars(c.fusion).copy(),
-            "query_encoder": type(index._query_encoder()).__name__,
+            "ingest_encoder": type(encoder).__name__, "query_encoder": type(index._query_encoder()).__name__,
             "ndcg_from": "searchapp.evaluate.runner.collect (the runs `searchapp eval` scores)",
         }
         index.close()
