@@ -258,13 +258,15 @@ class Index:
                 if self._query_enc is None:
                     fast = None
                     if isinstance(self._encoder, LazyEncoder):
-                        from searchapp.encode.onnx_encoder import OnnxEncoder, query_encoder
+                        if resolve(self._precision) == "fp32":
+                            # The index's own encoder is already the graph where it serves (_make_encoder): one
+                            # session for ingests and queries.
+                            fast = self._encoder.loaded
+                        else:
+                            from searchapp.encode.onnx_encoder import query_encoder
 
-                        made = self._encoder.made
-                        c = self.config
-                        # An ingest in fp32 already holds the graph's session: one is enough.
-                        fast = made if isinstance(made, OnnxEncoder) else query_encoder(
-                            c.model, c.pooling, c.pooling_params, self._threads)
+                            c = self.config
+                            fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads)
                     self._query_enc = fast or self._encoder
         return self._query_enc
 
@@ -359,7 +361,7 @@ class Index:
         model's query graph while its weights are loaded anyway, so later queries start without torch."""
         used = self._embedding_precision() if summary.passages_embedded else None
         if used is not None:
-            held = set(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
+            held = set(self._vectors_precision())
             if used not in held:
                 self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
             if isinstance(self._encoder, LazyEncoder):
@@ -555,8 +557,12 @@ class Index:
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
-            vectors_precision=tuple(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]"))),
+            vectors_precision=tuple(self._vectors_precision()),
         )
+
+    def _vectors_precision(self) -> list[str]:
+        """The precisions this index's stored vectors were embedded in, as recorded by ingests."""
+        return list(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
 
     def close(self) -> None:
         """Release the database."""

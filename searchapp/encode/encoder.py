@@ -179,11 +179,6 @@ class LazyEncoder:
         self._lock = threading.Lock()
 
     @property
-    def made(self) -> EncoderLike | None:
-        """The encoder if it was made already, else ``None`` (makes nothing)."""
-        return self._encoder
-
-    @property
     def loaded(self) -> EncoderLike:
         """The encoder, made now if it was not yet."""
         if self._encoder is None:

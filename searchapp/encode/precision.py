@@ -26,10 +26,10 @@ def check_precision(name: str) -> str:
     return name
 
 
-def cpu_flags(cpuinfo: Path | None = None) -> frozenset[str]:
+def cpu_flags() -> frozenset[str]:
     """The instruction-set flags of this machine's first CPU (empty where ``/proc/cpuinfo`` cannot be read)."""
     try:
-        with (cpuinfo or CPUINFO).open(encoding="utf-8", errors="replace") as fh:
+        with CPUINFO.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if line.startswith("flags"):
                     return frozenset(line.partition(":")[2].split())
