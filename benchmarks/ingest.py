@@ -87,7 +87,7 @@ def main() -> None:
                 ix.encoder.encode(["warm up"])
                 summary = ix.ingest(corpus)
                 encoder = type(ix.encoder).__name__
-                texts = [r.text for r in ix.stores.db.hydrate(sorted(ix.stores.db.passage_documents())).values()]
+                texts = [r.text for r in ix.stores.hydrate(sorted(ix.stores.passage_documents())).values()]
             n = summary.passages_embedded
             forward = raw_forward(fp32, texts, args.batch)
             row = {

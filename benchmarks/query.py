@@ -72,7 +72,7 @@ def fill(index: Index, n: int, seed: int) -> None:
             index.stores.flush()
         return
     for batch in batches(n, seed):
-        index.stores.db.write(remove=[], add=batch)
+        index.stores.write_rows(remove=[], add=batch)
 
 
 def batches(n: int, seed: int) -> Iterator[list[NewDocument]]:
@@ -155,7 +155,7 @@ def faiss_exact(path: Path, qs: list[str], seed: int) -> dict[str, object]:
 
     with Index(path, encoder=StubEncoder(seed)) as ix:
         flat = faiss.IndexFlatIP(DIM)
-        for _, vecs in ix.stores.db.vectors(DIM):
+        for _, vecs in ix.stores.stored_vectors(DIM):
             flat.add(vecs)
     qv = StubEncoder(seed + 7).encode(qs)
     threads = faiss.omp_get_max_threads()
@@ -221,7 +221,7 @@ def main() -> None:
         path = args.index_dir or Path(tmp) / "ix"
         if (path / "index.db").exists():
             with Index(path, encoder=StubEncoder(args.seed)) as ix:
-                if ix.stores.db.counts()[1] != args.passages:
+                if ix.stores.counts()[1] != args.passages:
                     sys.exit(f"{path} holds another size: remove it or choose another --index-dir")
             out["build_s"] = None  # reused
         else:

@@ -17,7 +17,7 @@ def assert_vectors_match_database(ix: Index) -> None:
     """FAISS (as opened, so rebuilt if stale) holds exactly the passages SQLite holds, each with its vector."""
     ids, vecs = ix.stores.vectors.vectors()
     stored: dict[int, np.ndarray] = {}
-    for batch_ids, batch in ix.stores.db.vectors(ix.config.dimension):
+    for batch_ids, batch in ix.stores.stored_vectors(ix.config.dimension):
         stored.update(zip(batch_ids.tolist(), batch, strict=True))
     assert sorted(ids.tolist()) == sorted(stored), "FAISS and SQLite hold different passages"
     for pid, vec in zip(ids.tolist(), vecs, strict=True):

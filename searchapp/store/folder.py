@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -30,13 +30,9 @@ from searchapp.store.vector_policy import VectorPolicy, auto_nlist
 from searchapp.types import (
     COSINE_MIN,
     Candidates,
-    DocumentPassages,
-    ExportedDocument,
-    ExportedPassage,
     NewDocument,
     PassageRecord,
     Run,
-    StoredDocument,
 )
 
 if TYPE_CHECKING:
@@ -47,9 +43,11 @@ VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 
 
-class FolderStores(Stores):
-    """The stores of an index folder. ``dimension`` is asked for when the vectors are first loaded (it may load
-    the model); ``read_only`` never writes a file, not even a rebuilt vector file."""
+class FolderStores(Database, Stores):
+    """The stores of an index folder: its database (the records, with FTS5 in the same transactions) and what
+    this class adds, the FAISS file derived from it and the writer's file lock. ``dimension`` is asked for when
+    the vectors are first loaded (it may load the model); ``read_only`` never writes a file, not even a rebuilt
+    vector file."""
 
     backend = "folder"
 
@@ -66,7 +64,7 @@ class FolderStores(Stores):
         self.policy = policy
         self.read_only = read_only
         self._dimension = dimension
-        self.db = Database(folder / DB_NAME)
+        Database.__init__(self, folder / DB_NAME)
         self.lock = FileLock(folder / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._load_mutex = threading.RLock()
@@ -101,14 +99,6 @@ class FolderStores(Stores):
             with contextlib.suppress(OSError):
                 self.folder.rmdir()
 
-    # -- settings ------------------------------------------------------------------------------------------
-
-    def settings(self) -> dict[str, str]:
-        return self.db.settings()
-
-    def put_settings(self, rows: Mapping[str, str]) -> None:
-        self.db.put_settings(dict(rows))
-
     # -- the vector file -----------------------------------------------------------------------------------
 
     @property
@@ -125,7 +115,7 @@ class FolderStores(Stores):
             from searchapp.store.vectors import VectorStore
 
             store = VectorStore(self.folder / VECTORS_NAME, self._dimension(), nprobe=self.policy.nprobe)
-            n, top = self.db.id_summary()
+            n, top = self.id_summary()
             ids = store.ids()
             if store.count != n or (n and int(ids.max()) != top):
                 self._rebuild(store, n)
@@ -144,7 +134,7 @@ class FolderStores(Stores):
         if store.stamp != store.file_stamp():
             self._vectors = None
             return
-        n, top = self.db.id_summary()
+        n, top = self.id_summary()
         if store.count != n or (n and int(store.ids().max()) != top):
             self._vectors = None
 
@@ -158,9 +148,9 @@ class FolderStores(Stores):
         """Rebuild the vector store from the vectors SQLite holds, straight into the kind its size calls for."""
         dim = store.dimension
         if self.policy.want_ivf(n) and n:
-            store.build_ivf(lambda: self.db.vectors(dim), n, auto_nlist(n))
+            store.build_ivf(lambda: self.stored_vectors(dim), n, auto_nlist(n))
         else:
-            store.rebuild(self.db.vectors(dim))
+            store.rebuild(self.stored_vectors(dim))
 
     def _fit(self, store: VectorStore) -> None:
         """Convert, retrain or shrink the vector index as the policy says for its size."""
@@ -213,23 +203,11 @@ class FolderStores(Stores):
             _ = self.vectors
             yield
 
-    def documents(self) -> dict[str, StoredDocument]:
-        return self.db.documents()
-
-    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
-        return self.db.document_ids(keys, source)
-
-    def touch(self, doc_id: int, mtime: float) -> None:
-        self.db.touch(doc_id, mtime)
-
-    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
-        self.db.set_metadata(doc_id, metadata, title)
-
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         """SQLite and FTS5 in one transaction, then FAISS in memory (written out by :meth:`flush`; a crash
         before that leaves a stale file, rebuilt on the next load)."""
         vectors = self.vectors
-        removed_ids, added_ids = self.db.write(remove=remove, add=add)
+        removed_ids, added_ids = self.write_rows(remove, add)
         vectors.remove(removed_ids)
         for item, ids in zip(add, added_ids, strict=True):
             vectors.add(ids, np.asarray(item.vectors))
@@ -240,24 +218,8 @@ class FolderStores(Stores):
     def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[FolderReader]:
         if dense:
             self.refresh()
-        with self.db.connect() as conn:
+        with self.connect() as conn:
             yield FolderReader(self, conn, flt, dense)
-
-    def is_empty(self) -> bool:
-        return self.db.is_empty()
-
-    def counts(self) -> tuple[int, int]:
-        return self.db.counts()
-
-    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
-        return self.db.document_passages(path, start, end)
-
-    def passage_documents(self) -> dict[int, str]:
-        return self.db.passage_documents()
-
-    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
-        # SQLite is the record (the vector file is derived from it), so vectors come from there too.
-        return self.db.export(vectors)
 
     def disk_bytes(self) -> int:
         size = 0
@@ -265,9 +227,6 @@ class FolderStores(Stores):
             with contextlib.suppress(FileNotFoundError):  # a temporary file renamed away meanwhile
                 size += f.stat().st_size if f.is_file() else 0
         return size
-
-    def close(self) -> None:
-        self.db.close()
 
 
 class FolderReader(Reader):
@@ -311,7 +270,7 @@ class FolderReader(Reader):
         return Candidates(query, dense, lex)
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
-        return self.stores.db.hydrate(ids, self.conn)
+        return self.stores.hydrate(ids, self.conn)
 
 
 _POOL: list[ThreadPoolExecutor] = []

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import re
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, Table, create_engine, event, func, select, text
+from sqlalchemy import Sequence as DbSequence
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -37,22 +36,19 @@ from sqlalchemy.pool import NullPool
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
-from searchapp.store.base import STREAM_ROWS, Reader, Stores
+from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lexical import query_terms
 from searchapp.store.lock import locked_message, retry
+from searchapp.store.records import Records
+from searchapp.store.tables import tables
 from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import (
     COSINE_MIN,
     Candidates,
-    DocumentPassages,
-    ExportedDocument,
-    ExportedPassage,
     NewDocument,
     PassageRecord,
     Run,
-    StoredDocument,
-    dump_metadata,
 )
 
 DEFAULT_SCHEMA = "searchapp"
@@ -119,11 +115,7 @@ def _vector_text(vec: np.ndarray) -> str:
     return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
 
 
-def _parse_vector(raw: str) -> np.ndarray:
-    return np.array(raw.strip("[]").split(","), dtype=np.float32)
-
-
-class PostgresStores(Stores):
+class PostgresStores(Records, Stores):
     """The stores of an index held in a PostgreSQL schema.
 
     ``create``: make the schema (and the extensions, if missing) when it holds no index yet; otherwise a missing
@@ -131,6 +123,8 @@ class PostgresStores(Stores):
     """
 
     backend = "postgresql"
+    tables = tables("postgresql")
+    private_settings = (_STALE_KEY, _GENERATION_KEY)
 
     def __init__(
         self,
@@ -179,7 +173,7 @@ class PostgresStores(Stores):
                 exists = conn.execute(
                     text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
-                has_rows = exists and conn.execute(text("SELECT count(*) FROM settings")).scalar_one() > 0
+                has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
         except OperationalError as exc:
             raise ConfigError(f"{self.location}: cannot connect: {_reason(exc)}") from exc
         if not has_rows:
@@ -256,23 +250,6 @@ class PostgresStores(Stores):
         except OperationalError as exc:
             raise StorageError(f"{self.location}: cannot write the index: {_reason(exc)}") from exc
 
-    # -- settings ------------------------------------------------------------------------------------------
-
-    def settings(self) -> dict[str, str]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT key, value FROM settings WHERE key NOT IN (:stale, :gen)"),
-                                {"stale": _STALE_KEY, "gen": _GENERATION_KEY})
-            return {k: v for k, v in rows}
-
-    def put_settings(self, rows: Mapping[str, str]) -> None:
-        with self._begin() as conn:
-            for key, value in rows.items():
-                conn.execute(
-                    text("INSERT INTO settings (key, value) VALUES (:k, :v) "
-                         "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"),
-                    {"k": key, "v": value},
-                )
-
     # -- writing -------------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -326,94 +303,37 @@ class PostgresStores(Stores):
             if typed == "vector":
                 conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({int(self._dimension())})"))
 
-    def documents(self) -> dict[str, StoredDocument]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                text("SELECT id, path, mtime, size, sha256, metadata, source, title, indexed_at FROM documents")
-            )
-            return {r.path: StoredDocument(*r) for r in rows}
-
-    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
-        sql = "SELECT path, id FROM documents WHERE path = ANY(:keys)"
-        if source is not None:
-            sql += " AND source = :source"
-        with self.engine.connect() as conn:
-            return {str(p): int(i) for p, i in conn.execute(text(sql), {"keys": list(keys), "source": source})}
-
-    def touch(self, doc_id: int, mtime: float) -> None:
-        with self._begin() as conn:
-            conn.execute(text("UPDATE documents SET mtime = :m WHERE id = :i"), {"m": mtime, "i": doc_id})
-
-    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
-        with self._begin() as conn:
-            conn.execute(
-                text("UPDATE documents SET metadata = :m, title = :t WHERE id = :i"),
-                {"m": dump_metadata(metadata), "t": title, "i": doc_id},
-            )
-
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         try:
-            self._write(remove, add)
+            self.write_rows(remove, add)
         except BaseException:
             if add:  # pg_textsearch counted the rolled-back rows: the statistics need a rebuild
                 with contextlib.suppress(Exception), self.write_engine.begin() as conn:
-                    self._count_stale(conn, sum(len(item.spans) for item in add))
+                    self._add_to_setting(conn, _STALE_KEY, sum(len(item.spans) for item in add))
             raise
 
-    def _count_stale(self, conn: Connection, n: int) -> None:
-        conn.execute(
-            text("INSERT INTO settings (key, value) VALUES (:k, :n) ON CONFLICT (key) DO UPDATE "
-                 "SET value = (CAST(settings.value AS bigint) + CAST(:n AS bigint))::text"),
-            {"k": _STALE_KEY, "n": str(n)},
-        )
+    # -- the record hooks ----------------------------------------------------------------------------------
 
-    def _write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
-        with self._begin() as conn:
-            if remove:
-                gone = conn.execute(
-                    text("SELECT count(*) FROM passages WHERE document_id = ANY(:ids)"), {"ids": list(remove)}
-                ).scalar_one()
-                conn.execute(text("DELETE FROM documents WHERE id = ANY(:ids)"), {"ids": list(remove)})
-                if gone:
-                    self._count_stale(conn, gone)
-            if add:
-                self._add(conn, add)
-
-    def _add(self, conn: Connection, items: Sequence[NewDocument]) -> None:
-        n_passages = sum(len(item.spans) for item in items)
-        doc_ids = self._next_ids(conn, "documents_id_seq", len(items))
-        pids = iter(self._next_ids(conn, "passages_id_seq", n_passages))
-        docs: list[dict[str, object]] = []
-        passages: list[dict[str, object]] = []
-        indexed_at = time.time()  # one write, one time: its documents were indexed together
-        for doc_id, item in zip(doc_ids, items, strict=True):
-            doc = item.document
-            docs.append({"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
-                         "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
-                         "source": doc.source, "indexed_at": indexed_at})
-            for i, (span, vec) in enumerate(zip(item.spans, item.vectors, strict=True)):
-                passages.append({"id": next(pids), "document_id": doc_id, "ordinal": i, "start": span.start,
-                                 "end": span.end, "n_tokens": span.n_tokens, "text": doc.text[span.start : span.end],
-                                 "embedding": _vector_text(vec)})
-        conn.execute(
-            text("INSERT INTO documents (id, path, title, mtime, size, sha256, n_chars, metadata, source, indexed_at) "
-                 "VALUES (:id, :path, :title, :mtime, :size, :sha256, :n_chars, :metadata, :source, :indexed_at)"),
-            docs,
-        )
-        if passages:
-            conn.execute(
-                text('INSERT INTO passages (id, document_id, ordinal, start, "end", n_tokens, text, embedding) '
-                     "VALUES (:id, :document_id, :ordinal, :start, :end, :n_tokens, :text, "
-                     "CAST(:embedding AS vector))"),
-                passages,
-            )
-
-    @staticmethod
-    def _next_ids(conn: Connection, sequence: str, n: int) -> list[int]:
+    def _next_ids(self, conn: Connection, table: Table, n: int) -> list[int]:
         if n == 0:
             return []
-        rows = conn.execute(text(f"SELECT nextval('{sequence}') FROM generate_series(1, :n)"), {"n": n})
-        return sorted(int(r[0]) for r in rows)
+        nextval = DbSequence(f"{table.name}_id_seq").next_value()
+        return sorted(int(i) for i in conn.execute(select(nextval).select_from(func.generate_series(1, n))).scalars())
+
+    def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
+        # pg_textsearch keeps deleted rows in its corpus statistics until the index is rebuilt: count them.
+        p = self.tables.passages
+        gone = conn.execute(select(func.count()).where(p.c.document_id.in_(doc_ids))).scalar_one()
+        if gone:
+            self._add_to_setting(conn, _STALE_KEY, int(gone))
+        return []  # the vectors live in the rows
+
+    @contextlib.contextmanager
+    def _snapshot(self, conn: Connection) -> Iterator[Connection]:
+        # One REPEATABLE READ transaction: one snapshot for both tables (read through server-side cursors).
+        conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn.begin():
+            yield conn
 
     def flush(self, final: bool = True) -> None:
         """At the end of a write session (``final``): rebuild the BM25 index if passages were deleted since it
@@ -434,7 +354,7 @@ class PostgresStores(Stores):
 
     def _rebuild_if_stale(self) -> None:
         with self.write_engine.connect() as conn:
-            stale = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": _STALE_KEY}).scalar()
+            stale = self._setting(conn, _STALE_KEY)
         if stale and int(stale) > 0 and self.has_bm25:
             self.compact()
 
@@ -444,13 +364,9 @@ class PostgresStores(Stores):
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text(f"REINDEX INDEX CONCURRENTLY {BM25_INDEX}"))
         with self.write_engine.begin() as conn:
-            conn.execute(text("DELETE FROM settings WHERE key = :k"), {"k": _STALE_KEY})
+            self._drop_setting(conn, _STALE_KEY)
             # Readers in every process replace connections that predate the rebuild (see _fresh_connection).
-            conn.execute(
-                text("INSERT INTO settings (key, value) VALUES (:k, '1') ON CONFLICT (key) DO UPDATE "
-                     "SET value = (CAST(settings.value AS bigint) + 1)::text"),
-                {"k": _GENERATION_KEY},
-            )
+            self._add_to_setting(conn, _GENERATION_KEY, 1)
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -459,12 +375,14 @@ class PostgresStores(Stores):
         with self._fresh_connection() as conn, conn.begin():
             yield PostgresReader(self, conn, flt)
 
-    @staticmethod
-    def _tag_connection(dbapi_conn: Any, record: Any) -> None:
+    def _tag_connection(self, dbapi_conn: Any, record: Any) -> None:
         """On connect: remember which BM25 rebuild the new backend started after."""
+        s = self.tables.settings
+        sql = str(select(s.c.value).where(s.c.key == _GENERATION_KEY).compile(
+            dialect=self.engine.dialect, compile_kwargs={"literal_binds": True}))
         cur = dbapi_conn.cursor()
         try:
-            cur.execute("SELECT value FROM settings WHERE key = %s", (_GENERATION_KEY,))
+            cur.execute(sql)
             row = cur.fetchone()
             record.info["bm25_generation"] = row[0] if row else None
         except Exception:  # noqa: BLE001 - no settings table yet (an index being created): nothing to compare
@@ -480,9 +398,7 @@ class PostgresStores(Stores):
         for _ in range(2 * self.engine.pool.size() + 2):  # type: ignore[attr-defined]
             conn = self.engine.connect()
             try:
-                generation = conn.execute(
-                    text("SELECT value FROM settings WHERE key = :k"), {"k": _GENERATION_KEY}
-                ).scalar()
+                generation = self._setting(conn, _GENERATION_KEY)
                 conn.rollback()
             except BaseException:
                 conn.close()
@@ -492,53 +408,6 @@ class PostgresStores(Stores):
             conn.invalidate()  # its backend predates the rebuild: closed, never pooled again
             conn.close()
         raise StorageError(f"{self.location}: no connection opened after the last BM25 rebuild could be had")
-
-    def is_empty(self) -> bool:
-        with self.engine.connect() as conn:
-            return conn.execute(text("SELECT 1 FROM passages LIMIT 1")).first() is None
-
-    def counts(self) -> tuple[int, int]:
-        with self.engine.connect() as conn:
-            docs = conn.execute(text("SELECT count(*) FROM documents")).scalar_one()
-            passages = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
-        return int(docs), int(passages)
-
-    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
-        with self.engine.connect() as conn:
-            doc = conn.execute(
-                text("SELECT id, path, title, source, metadata, n_chars FROM documents WHERE path = :p"), {"p": path}
-            ).first()
-            if doc is None:
-                return None
-            rows = conn.execute(
-                text('SELECT id, start, "end", text FROM passages WHERE document_id = :d AND "end" > :s '
-                     "AND start < :e ORDER BY start, id"),
-                {"d": doc.id, "s": start, "e": end},
-            ).all()
-        return DocumentPassages(doc.path, doc.title, doc.source, json.loads(doc.metadata), int(doc.n_chars),
-                                passages=[(int(i), int(s), int(e), str(t)) for i, s, e, t in rows])
-
-    def passage_documents(self) -> dict[int, str]:
-        with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id"))
-            return {int(pid): str(path) for pid, path in rows}
-
-    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
-        """One REPEATABLE READ transaction (one snapshot for both tables), read through server-side cursors."""
-        vec = ", p.embedding::text" if vectors else ""
-        with self.engine.connect() as conn:
-            conn = conn.execution_options(isolation_level="REPEATABLE READ", yield_per=STREAM_ROWS)
-            with conn.begin():
-                for path, source, title, meta, size, mtime, sha, at in conn.execute(
-                    text("SELECT path, source, title, metadata, size, mtime, sha256, indexed_at FROM documents "
-                         "ORDER BY path")
-                ):
-                    yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha,
-                                           None if at is None else float(at))
-                for row in conn.execute(text(f'SELECT p.id, d.path, p.start, p."end", p.text{vec} FROM passages p '
-                                             "JOIN documents d ON d.id = p.document_id ORDER BY p.id")):
-                    yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],
-                                          _parse_vector(row[5]) if vectors else None)
 
     def vector_kind(self) -> str:
         with self.engine.connect() as conn:
@@ -555,13 +424,6 @@ class PostgresStores(Stores):
                      "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = :s AND c.relkind = 'r'"),
                 {"s": self.schema},
             ).scalar_one())
-
-    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Stored vectors by passage id: float32 ``(d,)`` each."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(text("SELECT id, embedding::text FROM passages WHERE id = ANY(:ids)"),
-                                {"ids": list(ids)})
-            return {int(i): _parse_vector(v) for i, v in rows}
 
     def close(self) -> None:
         self.engine.dispose()
@@ -656,14 +518,7 @@ class PostgresReader(Reader):
         return Candidates(query, dense, lexical)
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
-        if not ids:
-            return {}
-        rows = self.conn.execute(
-            text('SELECT p.id, d.path, d.title, p.start, p."end", p.text, d.metadata, d.source FROM passages p '
-                 "JOIN documents d ON d.id = p.document_id WHERE p.id = ANY(:ids)"),
-            {"ids": list(ids)},
-        )
-        return {int(r[0]): PassageRecord(int(r[0]), r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7]) for r in rows}
+        return self.stores.hydrate(ids, self.conn)
 
 
 def _reason(exc: DBAPIError) -> str:

@@ -1,68 +1,112 @@
-"""SQLAlchemy ORM tables. The schema itself is created and changed only by the Alembic migrations."""
+"""The index's tables as SQLAlchemy Core describes them, true for both dialects. The schema itself is created and
+changed only by the Alembic migrations (``migrations/versions``); these say what the record operations
+(``store/records.py``) read and write.
+
+The dialects differ in one column: a passage's vector is float32 bytes in SQLite (``passages.vector``) and a
+pgvector value in PostgreSQL (``passages.embedding``, migration 0003). Both go by the key ``vector`` and the type
+:class:`Embedding`, which reads and writes NumPy float32 ``(d,)`` arrays either way.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Float, ForeignKey, Integer, LargeBinary, String, Text
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from sqlalchemy import BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator, TypeEngine, UserDefinedType
+
+# 64-bit ids and sizes in PostgreSQL (migration 0003); SQLite's INTEGER is 64-bit already, and its rowid alias must
+# be spelled INTEGER.
+_ID = BigInteger().with_variant(Integer(), "sqlite")
 
 
-class Base(DeclarativeBase):
-    """Declarative base of the index database."""
+class _PgVector(UserDefinedType[Any]):
+    """pgvector's ``vector``: bound as its text form with a cast (``%(p)s::vector``), read back as text."""
+
+    cache_ok = True
+    render_bind_cast = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "vector"
 
 
-class Setting(Base):
-    """One index setting (model, pooling, splitter, fusion), the value JSON-encoded."""
+class Embedding(TypeDecorator[np.ndarray]):
+    """A passage's vector, float32 ``(d,)``: raw bytes in SQLite, a pgvector value in PostgreSQL."""
 
-    __tablename__ = "settings"
+    impl = LargeBinary
+    cache_ok = True
 
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text, nullable=False)
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        return dialect.type_descriptor(_PgVector() if dialect.name == "postgresql" else LargeBinary())
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        vec = np.ascontiguousarray(value, dtype=np.float32).reshape(-1)
+        if dialect.name == "postgresql":
+            # repr of each float32 value (as a double) reads back to the same float32: the stored vector is exact.
+            return "[" + ",".join(map(repr, vec.tolist())) + "]"
+        return vec.tobytes()
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> np.ndarray | None:
+        if value is None:
+            return None
+        if dialect.name == "postgresql":
+            return np.array(str(value).strip("[]").split(","), dtype=np.float32)
+        return np.frombuffer(value, dtype=np.float32)
 
 
-class DocumentRow(Base):
-    """A source file as last ingested."""
+@dataclass(frozen=True)
+class Tables:
+    """The three tables of an index: ``settings`` (key -> JSON text), ``documents`` (a source file as last ingested,
+    or a text added through the API), ``passages`` (a document's ``text[start:end]`` with its vector)."""
 
-    __tablename__ = "documents"
+    settings: Table
+    documents: Table
+    passages: Table
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    path: Mapped[str] = mapped_column(String, unique=True, nullable=False)
-    title: Mapped[str] = mapped_column(String, nullable=False)
-    mtime: Mapped[float] = mapped_column(Float, nullable=False)
-    size: Mapped[int] = mapped_column(Integer, nullable=False)
-    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
-    n_chars: Mapped[int] = mapped_column(Integer, nullable=False)
-    # A JSON object given with the document (filters match its keys); "file" for ingested files, "text" for
-    # texts added through the API, so a folder's re-ingest never removes the latter.
-    meta_json: Mapped[str] = mapped_column("metadata", Text, nullable=False, server_default="{}")
-    source: Mapped[str] = mapped_column(String, nullable=False, server_default="file")
-    # When this row was written, i.e. the document (re)indexed: Unix seconds (UTC). NULL for rows from before
-    # migration 0004 (unknown). Kept by a metadata-only update and by an mtime-only touch.
-    indexed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
-    passages: Mapped[list[PassageRow]] = relationship(
-        back_populates="document", cascade="all, delete-orphan", passive_deletes=True
+@cache
+def tables(dialect: str) -> Tables:
+    """The tables as the ``dialect`` (``sqlite`` or ``postgresql``) holds them."""
+    meta = MetaData()
+    settings = Table(
+        "settings", meta,
+        Column("key", String, primary_key=True),
+        Column("value", Text, nullable=False),
     )
-
-
-class PassageRow(Base):
-    """A passage: ``text`` is the document text's ``[start:end]``; ``vector`` its float32 embedding bytes.
-
-    The id is the key shared with FAISS and the FTS5 table; AUTOINCREMENT so a deleted id is never reused
-    and a stale vector can never point at a new passage.
-    """
-
-    __tablename__ = "passages"
-    __table_args__ = {"sqlite_autoincrement": True}
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    document_id: Mapped[int] = mapped_column(
-        ForeignKey("documents.id", ondelete="CASCADE"), index=True, nullable=False
+    documents = Table(
+        "documents", meta,
+        Column("id", _ID, primary_key=True),
+        Column("path", String, unique=True, nullable=False),
+        Column("title", String, nullable=False),
+        Column("mtime", Float, nullable=False),
+        Column("size", _ID, nullable=False),
+        Column("sha256", String(64), nullable=False),
+        Column("n_chars", Integer, nullable=False),
+        # A JSON object given with the document (filters match its keys); "file" for ingested files, "text" for
+        # texts added through the API, so a folder's re-ingest never removes the latter.
+        Column("metadata", Text, nullable=False, server_default="{}"),
+        Column("source", String, nullable=False, server_default="file"),
+        # When this row was written, i.e. the document (re)indexed: Unix seconds (UTC). NULL for rows from before
+        # migration 0004 (unknown). Kept by a metadata-only update and by an mtime-only touch.
+        Column("indexed_at", Float, nullable=True),
     )
-    ordinal: Mapped[int] = mapped_column(Integer, nullable=False)
-    start: Mapped[int] = mapped_column(Integer, nullable=False)
-    end: Mapped[int] = mapped_column(Integer, nullable=False)
-    n_tokens: Mapped[int] = mapped_column(Integer, nullable=False)
-    text: Mapped[str] = mapped_column(Text, nullable=False)
-    vector: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
-
-    document: Mapped[DocumentRow] = relationship(back_populates="passages")
+    # The id is the key shared with the vector index and the lexical index; never reused (AUTOINCREMENT in
+    # SQLite, a sequence in PostgreSQL), so a stale vector can never point at a new passage.
+    passages = Table(
+        "passages", meta,
+        Column("id", _ID, primary_key=True),
+        Column("document_id", _ID, ForeignKey("documents.id", ondelete="CASCADE"), index=True, nullable=False),
+        Column("ordinal", Integer, nullable=False),
+        Column("start", Integer, nullable=False),
+        Column("end", Integer, nullable=False),
+        Column("n_tokens", Integer, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("embedding" if dialect == "postgresql" else "vector", Embedding(), key="vector", nullable=False),
+        sqlite_autoincrement=True,
+    )
+    return Tables(settings, documents, passages)

@@ -65,7 +65,7 @@ pipeline.SAVE_EVERY_S = 2.0
 from searchapp.encode.encoder import Encoder
 from searchapp.store.database import Database
 
-encode, write = Encoder.encode, Database.write
+encode, write = Encoder.encode, Database.write_rows
 
 
 def logged_encode(self, texts, truncate=False):
@@ -80,7 +80,7 @@ def logged_write(self, remove, add):
     return out
 
 
-Encoder.encode, Database.write = logged_encode, logged_write
+Encoder.encode, Database.write_rows = logged_encode, logged_write
 log("start")
 sys.argv = ["searchapp", *args]
 from searchapp.cli import main
@@ -127,7 +127,7 @@ class Reference:
 
 def stored_content(ix: Index) -> Reference:
     docs: dict[str, tuple[str, list[tuple[int, int, int, str]]]] = {}
-    with ix.stores.db.connect() as conn:
+    with ix.stores.connect() as conn:
         for path, sha in conn.execute(text("SELECT path, sha256 FROM documents")):
             docs[path] = (sha, [])
         rows = conn.execute(text(
@@ -144,7 +144,7 @@ def assert_consistent(ix: Index, reference: Reference) -> None:
     content = stored_content(ix)
     for path, (sha, passages) in content.documents.items():
         assert (sha, passages) == reference.documents[path], f"{path} differs from a clean ingest's"
-    with ix.stores.db.engine.begin() as conn:
+    with ix.stores.engine.begin() as conn:
         check_fts(conn)
     assert_vectors_match_database(ix)
 
@@ -282,7 +282,7 @@ def check_copy(scratch: Path, reference: Reference, encoder: Any, kill: Kill) ->
         return  # killed while the index was being created: not an index yet
     with ix:
         kill.opened = True
-        n, _ = ix.stores.db.id_summary()
+        n, _ = ix.stores.id_summary()
         kill.stale_vector_file = not (scratch / VECTORS_NAME).exists() or faiss_count(scratch) != n
         assert_consistent(ix, reference)
         assert_answers(ix)
@@ -358,7 +358,7 @@ def test_sigkill_at_twenty_points_leaves_a_consistent_index_and_a_rerun_finishes
         assert_consistent(ix, reference)
         assert_answers(ix)
         # The vectors are the model's for their passages (a sample, against the model loaded here).
-        with ix.stores.db.connect() as conn:
+        with ix.stores.connect() as conn:
             stored_vectors = dict(conn.execute(text("SELECT text, vector FROM passages")).all())
         sample = sorted(stored_vectors)[::20]
         fresh = real_encoder.encode(sample)

@@ -41,7 +41,7 @@ def write_docs(root: Path, topics: list[str], version: str = "first", notes: int
 
 
 class SqliteFull:
-    """Makes the ``fail_at``-th ``Database.write`` from now on run out of space; records the database's
+    """Makes the ``fail_at``-th ``Database.write_rows`` from now on run out of space; records the database's
     state before every write."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, fail_at: int) -> None:
@@ -49,7 +49,7 @@ class SqliteFull:
         self.calls = 0
         self.armed = False
         self.before: list[dict[str, Any]] = []
-        real_write = Database.write
+        real_write = Database.write_rows
 
         def write(store: Database, remove: Any, add: Any) -> Any:
             self.calls += 1
@@ -62,7 +62,7 @@ class SqliteFull:
                     store.engine.dispose()  # closes the capped connection; later ones write normally
                 self.armed = False
 
-        monkeypatch.setattr(Database, "write", write)
+        monkeypatch.setattr(Database, "write_rows", write)
 
     def on_begin(self, conn: Any) -> None:
         if self.armed:
@@ -107,7 +107,7 @@ def test_full_database_mid_ingest_leaves_the_index_as_before_that_batch(
     write_docs(docs, TOPICS[:3])
     with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
         ix.ingest(docs)
-        before_run = snapshot(ix.stores.db)
+        before_run = snapshot(ix.stores)
         write_docs(docs, TOPICS[3:])
         write_docs(docs, ["keys"], version="second", notes=120)  # longer: the pages it frees are not enough
         # One document per batch, in file order: comets, engines, glaciers, then keys, whose batch fails; it
@@ -118,7 +118,7 @@ def test_full_database_mid_ingest_leaves_the_index_as_before_that_batch(
             ix.ingest(docs)
         assert isinstance(caught.value, OSError)
         assert full.calls == 4
-        after = snapshot(ix.stores.db)
+        after = snapshot(ix.stores)
         # Exactly the state before the failed batch: the three batches before it kept, nothing of it written.
         assert after == full.before[3]
         assert len(after["documents"]) == len(before_run["documents"]) + 3
@@ -126,18 +126,18 @@ def test_full_database_mid_ingest_leaves_the_index_as_before_that_batch(
         for mode in ("lexical", "dense", "hybrid"):
             assert names(ix.search("first note about keys", k=1, mode=mode)) == ["keys.txt"], mode
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # reopened: the vector file is checked, rebuilt
-        assert snapshot(ix.stores.db) == after
+        assert snapshot(ix.stores) == after
         assert_vectors_match_database(ix)
         full.fail_at = 0  # space again
         done = ix.ingest(docs)
         assert done.failed == 0
         assert_vectors_match_database(ix)
         assert "second note" in ix.search("second note about keys", k=1, mode="lexical")[0].text
-        final = snapshot(ix.stores.db)
+        final = snapshot(ix.stores)
     # The same documents and passages as an ingest that never failed.
     with Index(tmp_path / "clean", create=True, config=IndexConfig(), encoder=fake_encoder) as clean:
         clean.ingest(docs)
-        expected = snapshot(clean.stores.db)
+        expected = snapshot(clean.stores)
     assert _content(final) == _content(expected)
 
 
@@ -190,7 +190,7 @@ def test_full_disk_writing_the_vector_file_keeps_the_previous_file(
                 ix.ingest(docs)
         assert vector_file.read_bytes() == previous
         assert [p.name for p in vector_file.parent.iterdir() if p.name.endswith(".tmp")] == []
-        committed = snapshot(ix.stores.db)
+        committed = snapshot(ix.stores)
     assert len(committed["documents"]) == len(TOPICS)  # the batches reached SQLite before the file write
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
         assert_vectors_match_database(ix)  # the stale file is noticed and rebuilt from SQLite

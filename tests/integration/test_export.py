@@ -67,7 +67,7 @@ def test_cli_export_streams_json_lines_that_match_the_index(tmp_path: Path, smal
 
 def test_export_reads_one_snapshot_while_a_writer_goes_on(small_index, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Several fetches, so a later one would see the writer's rows were the reads not one snapshot.
-    monkeypatch.setattr("searchapp.store.database.STREAM_ROWS", 2)
+    monkeypatch.setattr("searchapp.store.records.STREAM_ROWS", 2)
     stream = small_index.export()
     first = next(stream)
     small_index.add_texts(["A text added while the export runs."], ids=["late"])

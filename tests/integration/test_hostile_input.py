@@ -52,7 +52,7 @@ def test_hostile_corpus_skips_cleanly_and_ingests_the_rest(tmp_path: Path, fake_
         assert ix.search("Köln", k=1, mode="lexical")[0].path.endswith("bad-utf8.txt")
         assert ix.search("Unicode names", k=1, mode="lexical")[0].path.endswith("ünïcödé.txt")
         # The 5 MB line is cut into passages within the character cap, none lost.
-        long = [r for r in ix.stores.db.hydrate(sorted(ix.stores.db.passage_documents())).values()
+        long = [r for r in ix.stores.hydrate(sorted(ix.stores.passage_documents())).values()
                 if r.path.endswith("long-line.txt")]
         assert sum(r.end - r.start for r in long) == LONG_LINE
         assert max(r.end - r.start for r in long) <= ix.config.splitter.max_chars

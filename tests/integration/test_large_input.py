@@ -89,7 +89,7 @@ def test_50_mb_file_and_5_mb_line_ingest_whole_with_bounded_memory(tmp_path: Pat
     with Index(tmp_path / "ix") as ix:
         assert ix.stats().passages == summary["passages_embedded"]
         by_doc: dict[str, list[tuple[int, int]]] = {}
-        with ix.stores.db.connect() as conn:
+        with ix.stores.connect() as conn:
             rows = conn.execute(text(
                 "SELECT d.path, p.start, p.\"end\" FROM passages p JOIN documents d ON d.id = p.document_id"
             ))

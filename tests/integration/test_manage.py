@@ -125,7 +125,7 @@ def test_an_index_from_before_revision_0004_opens_and_lists_null(tmp_path: Path,
     [doc] = json.loads(out.stdout)["documents"]
     assert doc["path"] == str(f) and doc["indexed_at"] is None  # unknown, not made up
     with Index(ix) as opened:
-        assert schema.current_revision(opened.stores.db.engine) == schema.head_revision()
+        assert schema.current_revision(opened.stores.engine) == schema.head_revision()
     table = runner.invoke(app, ["documents", "-i", ix])
     row = next(line for line in table.stdout.splitlines() if line.endswith("keys.txt"))
     assert row.split()[-3:-1] == ["-", "file"]

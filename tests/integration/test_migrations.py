@@ -120,12 +120,12 @@ def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_dat
     engine.dispose()
 
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
-        assert schema.current_revision(ix.stores.db.engine) == schema.head_revision()
+        assert schema.current_revision(ix.stores.engine) == schema.head_revision()
         # Every row and column the first revision had is still there, unchanged.
         for table, rows in before.items():
-            after = _rows(ix.stores.db.engine, table)
+            after = _rows(ix.stores.engine, table)
             assert [{k: r[k] for k in rows[0]} for r in after] == rows, table
-        with ix.stores.db.engine.begin() as conn:  # the FTS5 index agrees with the passages it indexes
+        with ix.stores.engine.begin() as conn:  # the FTS5 index agrees with the passages it indexes
             conn.execute(text("INSERT INTO passages_fts(passages_fts, rank) VALUES('integrity-check', 1)"))
         for mode in ("lexical", "dense", "hybrid"):
             hit = ix.search("signing keys", k=1, mode=mode)[0]

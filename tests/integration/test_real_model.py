@@ -80,7 +80,7 @@ def test_every_passage_has_exact_offsets_and_fits_the_model(built, real_encoder)
     docs, ix_path = built
     tok = load_tokenizer("all-MiniLM-L6-v2")
     with Index(ix_path, encoder=real_encoder) as ix:
-        records = ix.stores.db.hydrate(list(range(1, 10_000)))
+        records = ix.stores.hydrate(list(range(1, 10_000)))
         assert len(records) == ix.stats().passages > 6
         texts = {p: load_document(Path(p)).text for p in {r.path for r in records.values()}}
         for rec in records.values():

@@ -1,0 +1,313 @@
+"""The record operations of an index, written once in SQLAlchemy Core over ``store/tables.py`` for both dialects:
+settings, documents, passages with their vectors, hydration and export.
+
+:class:`Records` implements the record half of the storage seam (``store/base.py``: settings, documents,
+``write``, hydration, ``export``, counts); a backend inherits it and adds what is its own (``store/database.py``:
+SQLite with FTS5, and ``store/folder.py`` on top: the FAISS file and a file lock; ``store/postgres.py``: a
+connection pool, pg_textsearch, HNSW, an advisory lock). Where the engines really differ a backend answers a
+small hook: how a write transaction starts and takes the writer's place (:meth:`_begin`, :meth:`_claim_ids`),
+how new ids are assigned (:meth:`_next_ids`), what its lexical index needs when passages come and go
+(:meth:`_unindex`, :meth:`_index`), and how a read sees one snapshot (:meth:`_snapshot`). The vector value is
+the column type's business (``tables.Embedding``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import BigInteger, Connection, Engine, Table, Text, cast, delete, func, literal, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from searchapp.store.base import STREAM_ROWS
+from searchapp.store.tables import Tables
+from searchapp.types import (
+    DocumentPassages,
+    ExportedDocument,
+    ExportedPassage,
+    NewDocument,
+    PassageRecord,
+    StoredDocument,
+    dump_metadata,
+)
+
+# Values bound in one IN (...) list: SQLite limits host parameters per statement; stay well under its old default.
+MAX_PARAMS = 900
+
+
+class Records(ABC):
+    """The record operations, given a read ``engine``, the dialect's ``tables`` and the hooks below. Listed before
+    :class:`~searchapp.store.base.Stores` among a backend's bases, its methods are the seam's record methods."""
+
+    engine: Engine
+    tables: Tables
+    # Settings rows a backend keeps for itself, not index settings: never returned by :meth:`settings`.
+    private_settings: tuple[str, ...] = ()
+
+    # -- dialect hooks -------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _begin(self) -> contextlib.AbstractContextManager[Connection]:
+        """A write transaction; a failed write rolls it back and is raised as ``StorageError``."""
+
+    def _claim_ids(self, conn: Connection) -> None:  # noqa: B027 - a hook: most engines need nothing here
+        """Called first in a write transaction that adds or removes documents, before ids are assigned."""
+
+    @abstractmethod
+    def _next_ids(self, conn: Connection, table: Table, n: int) -> list[int]:
+        """``n`` new ids of ``table``, ascending, never used before."""
+
+    @abstractmethod
+    def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
+        """What the lexical index needs before these documents' passages are deleted; returns the passage ids
+        the backend's vector index must drop (empty where the vectors live in the rows)."""
+
+    def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:  # noqa: B027 - a hook
+        """What the lexical index needs once passages are inserted (nothing where it indexes rows itself)."""
+
+    @abstractmethod
+    def _snapshot(self, conn: Connection) -> contextlib.AbstractContextManager[Connection]:
+        """``conn`` reading one snapshot of every table until the block ends."""
+
+    # -- settings ------------------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, str]:
+        s = self.tables.settings
+        query = select(s.c.key, s.c.value)
+        if self.private_settings:
+            query = query.where(s.c.key.not_in(self.private_settings))
+        with self.engine.connect() as conn:
+            return {k: v for k, v in conn.execute(query)}
+
+    def put_settings(self, rows: Mapping[str, str]) -> None:
+        if not rows:
+            return
+        with self._begin() as conn:
+            self._upsert_settings(conn, dict(rows))
+
+    def _upsert_settings(self, conn: Connection, rows: Mapping[str, Any]) -> None:
+        s = self.tables.settings
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        stmt = dialect.insert(s)
+        conn.execute(stmt.on_conflict_do_update(index_elements=[s.c.key], set_={"value": stmt.excluded.value}),
+                     [{"key": k, "value": v} for k, v in rows.items()])
+
+    def _setting(self, conn: Connection, key: str) -> str | None:
+        """One settings row's value (private ones included), on a connection the caller holds."""
+        s = self.tables.settings
+        return conn.execute(select(s.c.value).where(s.c.key == key)).scalar()
+
+    def _add_to_setting(self, conn: Connection, key: str, n: int) -> None:
+        """Add ``n`` to a counter kept as a settings row (made at ``n`` if missing)."""
+        s = self.tables.settings
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        stmt = dialect.insert(s).values(key=key, value=str(n))
+        conn.execute(stmt.on_conflict_do_update(
+            index_elements=[s.c.key], set_={"value": cast(cast(s.c.value, BigInteger) + n, Text)}
+        ))
+
+    def _drop_setting(self, conn: Connection, key: str) -> None:
+        s = self.tables.settings
+        conn.execute(delete(s).where(s.c.key == key))
+
+    # -- documents -----------------------------------------------------------------------------------------
+
+    def documents(self) -> dict[str, StoredDocument]:
+        d = self.tables.documents
+        cols = (d.c.id, d.c.path, d.c.mtime, d.c.size, d.c.sha256, d.c.metadata, d.c.source, d.c.title,
+                d.c.indexed_at)
+        with self.engine.connect() as conn:
+            return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
+
+    def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
+        """A keyed lookup, ``MAX_PARAMS`` keys a statement: callers need not load every document."""
+        d = self.tables.documents
+        query = select(d.c.path, d.c.id)
+        if source is not None:
+            query = query.where(d.c.source == source)
+        out: dict[str, int] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(keys), MAX_PARAMS):
+                chunk = list(keys[i : i + MAX_PARAMS])
+                out.update((str(k), int(v)) for k, v in conn.execute(query.where(d.c.path.in_(chunk))))
+        return out
+
+    def touch(self, doc_id: int, mtime: float) -> None:
+        d = self.tables.documents
+        with self._begin() as conn:
+            conn.execute(update(d).where(d.c.id == doc_id).values(mtime=mtime))
+
+    def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
+        d = self.tables.documents
+        with self._begin() as conn:
+            conn.execute(update(d).where(d.c.id == doc_id).values(metadata=dump_metadata(metadata), title=title))
+
+    def is_empty(self) -> bool:
+        """One indexed lookup, where counting scans the table."""
+        p = self.tables.passages
+        with self.engine.connect() as conn:
+            return conn.execute(select(p.c.id).limit(1)).first() is None
+
+    def counts(self) -> tuple[int, int]:
+        t = self.tables
+        with self.engine.connect() as conn:
+            docs = conn.execute(select(func.count()).select_from(t.documents)).scalar_one()
+            passages = conn.execute(select(func.count()).select_from(t.passages)).scalar_one()
+        return int(docs), int(passages)
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
+        self.write_rows(remove, add)
+
+    def write_rows(self, remove: Sequence[int], add: Sequence[NewDocument]) -> tuple[list[int], list[np.ndarray]]:
+        """Remove documents by id and add new ones with their passages, in one transaction. Returns the removed
+        passage ids the vector index must drop (:meth:`_unindex`) and, per added document, its new passage ids
+        (int64 ``(n,)``)."""
+        with self._begin() as conn:
+            self._claim_ids(conn)
+            removed = self._remove(conn, remove)
+            added = self._add(conn, add)
+        return removed, added
+
+    def _remove(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
+        if not doc_ids:
+            return []
+        t = self.tables
+        removed = self._unindex(conn, doc_ids)
+        conn.execute(delete(t.passages).where(t.passages.c.document_id.in_(doc_ids)))
+        conn.execute(delete(t.documents).where(t.documents.c.id.in_(doc_ids)))
+        return removed
+
+    def _add(self, conn: Connection, items: Sequence[NewDocument]) -> list[np.ndarray]:
+        if not items:
+            return []
+        t = self.tables
+        doc_ids = self._next_ids(conn, t.documents, len(items))
+        pids = np.asarray(self._next_ids(conn, t.passages, sum(len(item.spans) for item in items)), dtype=np.int64)
+        doc_rows: list[dict[str, object]] = []
+        passage_rows: list[dict[str, object]] = []
+        texts: list[str] = []
+        all_ids: list[np.ndarray] = []
+        indexed_at = time.time()  # one write, one time: its documents were indexed together
+        at = 0
+        for doc_id, item in zip(doc_ids, items, strict=True):
+            doc = item.document
+            doc_rows.append(
+                {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
+                 "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
+                 "source": doc.source, "indexed_at": indexed_at}
+            )
+            ids = pids[at : at + len(item.spans)]
+            at += len(item.spans)
+            vectors = np.asarray(item.vectors, dtype=np.float32)
+            for i, span in enumerate(item.spans):
+                passage = doc.text[span.start : span.end]
+                texts.append(passage)
+                passage_rows.append(
+                    {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
+                     "n_tokens": span.n_tokens, "text": passage, "vector": vectors[i]}
+                )
+            all_ids.append(ids)
+        conn.execute(t.documents.insert(), doc_rows)
+        if passage_rows:
+            conn.execute(t.passages.insert(), passage_rows)
+            self._index(conn, pids.tolist(), texts)
+        return all_ids
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    def hydrate(self, ids: Sequence[int], conn: Connection | None = None) -> dict[int, PassageRecord]:
+        """Passages with their document's path, title, metadata and source, by id (unknown ids are left out).
+
+        ``conn``: a connection the caller already holds (a search holds one; taking a second from the pool per
+        query can exhaust it when many threads search at once).
+        """
+        if not ids:
+            return {}
+        p, d = self.tables.passages, self.tables.documents
+        query = (
+            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source)
+            .join(d, d.c.id == p.c.document_id)
+            .where(p.c.id.in_(list(ids)))
+        )
+        if conn is None:
+            with self.engine.connect() as own:
+                return self.hydrate(ids, own)
+        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7]) for r in conn.execute(query)}
+
+    def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
+        p, d = self.tables.passages, self.tables.documents
+        with self.engine.connect() as conn:
+            doc = conn.execute(
+                select(d.c.id, d.c.path, d.c.title, d.c.source, d.c.metadata, d.c.n_chars).where(d.c.path == path)
+            ).first()
+            if doc is None:
+                return None
+            rows = conn.execute(
+                select(p.c.id, p.c.start, p.c.end, p.c.text)
+                # 64-bit bounds: "to the end" is asked as a huge offset, over the 32-bit columns' range.
+                .where(p.c.document_id == doc.id, p.c.end > literal(start, BigInteger()),
+                       p.c.start < literal(end, BigInteger()))
+                .order_by(p.c.start, p.c.id)
+            ).all()
+        return DocumentPassages(doc.path, doc.title, doc.source, json.loads(doc.metadata), int(doc.n_chars),
+                                passages=[(int(i), int(s), int(e), str(t)) for i, s, e, t in rows])
+
+    def passage_documents(self) -> dict[int, str]:
+        p, d = self.tables.passages, self.tables.documents
+        query = select(p.c.id, d.c.path).join(d, d.c.id == p.c.document_id)
+        with self.engine.connect() as conn:
+            return {int(pid): str(path) for pid, path in conn.execute(query)}
+
+    def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
+        p, d = self.tables.passages, self.tables.documents
+        docs = select(d.c.path, d.c.source, d.c.title, d.c.metadata, d.c.size, d.c.mtime, d.c.sha256,
+                      d.c.indexed_at).order_by(d.c.path)
+        cols = [p.c.id, d.c.path, p.c.start, p.c.end, p.c.text, *([p.c.vector] if vectors else [])]
+        passages = select(*cols).join(d, d.c.id == p.c.document_id).order_by(p.c.id)
+        with self.engine.connect() as own, self._snapshot(own) as conn:
+            streamed = conn.execution_options(yield_per=STREAM_ROWS)
+            for path, source, title, meta, size, mtime, sha, at in streamed.execute(docs):
+                yield ExportedDocument(path, source, title, json.loads(meta), int(size), float(mtime), sha,
+                                       None if at is None else float(at))
+            for row in streamed.execute(passages):
+                yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],
+                                      row[5] if vectors else None)
+
+    def id_summary(self) -> tuple[int, int]:
+        """(passage count, largest passage id or 0): enough to tell whether a derived vector index is current."""
+        p = self.tables.passages
+        with self.engine.connect() as conn:
+            n, top = conn.execute(select(func.count(), func.max(p.c.id))).one()
+        return int(n), int(top or 0)
+
+    def stored_vectors(self, dimension: int, batch: int = 10000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """All stored vectors as (ids int64 ``(n,)``, vectors float32 ``(n, d)``) batches, in id order."""
+        p = self.tables.passages
+        last = 0
+        with self.engine.connect() as conn:
+            while True:
+                rows = conn.execute(
+                    select(p.c.id, p.c.vector).where(p.c.id > last).order_by(p.c.id).limit(batch)
+                ).all()
+                if not rows:
+                    return
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                yield ids, np.stack([r[1] for r in rows]).reshape(len(rows), dimension)
+                last = int(ids[-1])
+
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors by passage id: float32 ``(d,)`` each (unknown ids are left out)."""
+        p = self.tables.passages
+        out: dict[int, np.ndarray] = {}
+        with self.engine.connect() as conn:
+            for i in range(0, len(ids), MAX_PARAMS):
+                chunk = list(ids[i : i + MAX_PARAMS])
+                out.update((int(k), v) for k, v in conn.execute(select(p.c.id, p.c.vector).where(p.c.id.in_(chunk))))
+        return out
