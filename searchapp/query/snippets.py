@@ -1,7 +1,7 @@
 """Where a query's terms occur in a passage, and the best window of the passage to show for them.
 
-Terms are analysed as the lexical side analyses them (``store/lexical.py``: its query terms, stopwords dropped,
-and FTS5's own tokenizer for lower-casing, accent folding and Porter stemming), so a word is highlighted exactly
+Terms are analysed as the lexical side analyses them (``analysis.py``: its query terms, stopwords dropped, and
+FTS5's own tokenizer for lower-casing, accent folding and Porter stemming), so a word is highlighted exactly
 when BM25 counted it: "keys" in the query lights up "key" and "Keys" in the text, never "keyboard".
 
 Offsets are into the document's text (a passage is ``document[start:end]``), so a client can cut the window and
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from searchapp.store.lexical import query_terms, stems, word_spans
+from searchapp.analysis import query_terms, stems, word_spans
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
