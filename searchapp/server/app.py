@@ -214,7 +214,7 @@ def create_app(
 
     public: frozenset[str] = frozenset()
     if ui:
-        files = page.load()
+        files = page.load(page.settings())
         public = frozenset(files)  # the page holds no data and must load to ask for the key: see guard.py
 
         async def serve_file(request: Request) -> Response:  # no I/O: the files were read above

@@ -474,6 +474,25 @@ PAGE_FILES = {"/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": 
               "/ui/icon.svg": "image/svg+xml"}
 
 
+def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
+    import html
+    import json
+    import re
+
+    from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS
+
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        page, script = http.get("/").text, http.get("/ui/app.js").text
+    (attribute,) = re.findall(r'<body data-settings="([^"]*)">', page)
+    assert json.loads(html.unescape(attribute)) == {
+        "modes": ["hybrid", "dense", "lexical"], "mode": "hybrid", "max_k": MAX_K, "max_query_chars": MAX_QUERY_CHARS,
+        "document_chars": DEFAULT_DOCUMENT_CHARS}
+    # The script mirrors none of them, asks no schema and has no word rules of its own.
+    for mirrored in ('"hybrid"', '"lexical"', str(MAX_K), str(DEFAULT_DOCUMENT_CHARS), str(MAX_QUERY_CHARS),
+                     "openapi", "STOP"):
+        assert mirrored not in script, mirrored
+
+
 def test_the_search_page_is_served_with_a_strict_content_security_policy(index: Index) -> None:
     index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS])
     with running(create_app(index, api_key="s3cret")) as url, httpx.Client(base_url=url) as http:
