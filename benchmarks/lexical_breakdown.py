@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from searchapp import Index  # noqa: E402
-from searchapp.store.lexical import match_expression, query_terms  # noqa: E402
+from searchapp.analysis import query_terms  # noqa: E402
+from searchapp.store.lexical import match_expression  # noqa: E402
 
 
 def timed(fn: Callable[[str], object], queries: list[str]) -> dict[str, float]:

@@ -1,7 +1,8 @@
-"""Where a query's terms occur in a passage, and the best window of the passage to show for them.
+"""Where a query's terms occur in a passage (or any stretch of a document's text), and the best window of the
+passage to show for them.
 
-Terms are analysed as the lexical side analyses them (``store/lexical.py``: its query terms, stopwords dropped,
-and FTS5's own tokenizer for lower-casing, accent folding and Porter stemming), so a word is highlighted exactly
+Terms are analysed as the lexical side analyses them (``analysis.py``: its query terms, stopwords dropped, and
+FTS5's own tokenizer for lower-casing, accent folding and Porter stemming), so a word is highlighted exactly
 when BM25 counted it: "keys" in the query lights up "key" and "Keys" in the text, never "keyboard".
 
 Offsets are into the document's text (a passage is ``document[start:end]``), so a client can cut the window and
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from searchapp.store.lexical import query_terms, stems, word_spans
+from searchapp.analysis import query_terms, stems, word_spans
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
@@ -145,3 +146,17 @@ def snippet(terms: QueryTerms, text: str, offset: int, width: int = WINDOW,
     start, end = best_window(text, found, width)
     marks = tuple((offset + o.start, offset + o.end) for o in found if o.start >= start and o.end <= end)
     return Snippet(offset + start, offset + end, marks), found
+
+
+def highlights(terms: QueryTerms, text: str, offset: int, n_chars: int) -> tuple[tuple[int, int], ...]:
+    """The words of ``text``, the stretch of a document of ``n_chars`` characters that starts at ``offset``, that
+    match the query: ``[start, end)`` in document offsets, in order, as a hit's snippet highlights them.
+
+    Where the document goes on past an edge of ``text``, a match touching that edge may be a piece of a longer
+    word ("key" of "keyboard") and is left out.
+    """
+    cut_before, cut_after = offset > 0, offset + len(text) < n_chars
+    return tuple(
+        (offset + o.start, offset + o.end) for o in terms.find(text)
+        if not (cut_before and o.start == 0) and not (cut_after and o.end == len(text))
+    )

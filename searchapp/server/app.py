@@ -28,6 +28,7 @@ from searchapp.errors import (
     StorageError,
 )
 from searchapp.index import Index, text_id
+from searchapp.query.snippets import QueryTerms, highlights
 from searchapp.server import embeddings, page
 from searchapp.server.access_log import AccessLog
 from searchapp.server.guard import Guard, error_body
@@ -36,6 +37,7 @@ from searchapp.server.schemas import (
     DEFAULT_DOCUMENT_CHARS,
     MAX_CONTEXT_CHARS,
     MAX_DOCUMENT_CHARS,
+    MAX_QUERY_CHARS,
     BatchSearchRequest,
     BatchSearchResponse,
     DeleteResponse,
@@ -52,6 +54,7 @@ from searchapp.server.schemas import (
 )
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a hit's snippet finds them."
 _STATUS: list[tuple[type[SearchappError], int, str]] = [
     (StorageError, 507, "server_error"),  # a full disk: the index is as before the request
     (ModelLoadError, 500, "server_error"),  # the server's model or index is broken, not the request
@@ -153,24 +156,37 @@ def create_app(
                                 "the file and run `searchapp ingest` on its folder again")
         raise HTTPException(404, f"no document with id {doc_id!r}")
 
-    @app.get("/documents/{doc_id:path}", response_model=DocumentTextResponse, tags=["documents"])
+    def with_highlights(out: dict[str, Any], q: str | None, text: str, start: int, n_chars: int) -> dict[str, Any]:
+        """``out`` with the highlights of ``q``'s words in ``text`` (at ``start`` of its document) when ``q`` was
+        given. Without ``q`` the answer is as it was before ``q`` existed: the two routes leave unset fields out."""
+        if q is not None:
+            out["highlights"] = highlights(QueryTerms(q), text, start, n_chars)
+        return out
+
+    @app.get("/documents/{doc_id:path}", response_model=DocumentTextResponse, response_model_exclude_unset=True,
+             tags=["documents"])
     def get_document(
         doc_id: str,
         start: int = Query(default=0, ge=0, description="First character of the window."),
         max_chars: int = Query(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS),
-    ) -> dict[str, object]:
+        q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
+    ) -> dict[str, Any]:
         """A document's text (a file's path or a text's id), from ``start``, at most ``max_chars`` characters,
         rebuilt from its stored passages: the whitespace between passages is shown as a line break."""
-        return index.document(doc_id, start=start, max_chars=max_chars).to_dict()
+        d = index.document(doc_id, start=start, max_chars=max_chars)
+        return with_highlights(d.to_dict(), q, d.text, d.start, d.n_chars)
 
-    @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse, tags=["documents"])
+    @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse,
+             response_model_exclude_unset=True, tags=["documents"])
     def get_context(
         passage_id: int,
         chars: int = Query(default=DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
                            description="Characters of the document's text on each side of the passage."),
-    ) -> dict[str, object]:
+        q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
+    ) -> dict[str, Any]:
         """A passage (as in a hit's ``passage_id``) with the text before and after it in its document."""
-        return index.context(passage_id, chars=chars).to_dict()
+        c = index.context(passage_id, chars=chars)
+        return with_highlights(c.to_dict(), q, c.before + c.text + c.after, c.start - len(c.before), c.n_chars)
 
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:
@@ -198,7 +214,7 @@ def create_app(
 
     public: frozenset[str] = frozenset()
     if ui:
-        files = page.load()
+        files = page.load(page.settings())
         public = frozenset(files)  # the page holds no data and must load to ask for the key: see guard.py
 
         async def serve_file(request: Request) -> Response:  # no I/O: the files were read above

@@ -1,13 +1,24 @@
 """The search page: one HTML file, its script and style sheet, shipped inside the package (``static/``).
 
-Served as they are, with a Content-Security-Policy that lets the page load nothing but this server's own
-files (no inline script or style, no other origin), so that untrusted text in the index can never run as code
-even if it were ever put into the page as HTML (the script never does: it builds the DOM with ``textContent``).
+Served as they are (but for the settings written into the HTML, below), with a Content-Security-Policy that
+lets the page load nothing but this server's own files (no inline script or style, no other origin), so that
+untrusted text in the index can never run as code even if it were ever put into the page as HTML (the script
+never does: it builds the DOM with ``textContent``).
+
+The values the page needs of the API (its modes, bounds and windows) are the server's own, written into the HTML
+as one JSON attribute (``data-settings`` of ``<body>``), so the script mirrors none of them and the page needs no
+inline script.
 """
 
 from __future__ import annotations
 
+import html
+import json
+from collections.abc import Mapping
 from importlib import resources
+
+from searchapp.query.engine import MODES
+from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS, SearchRequest
 
 # Route -> (file in static/, media type).
 FILES: dict[str, tuple[str, str]] = {
@@ -28,7 +39,25 @@ HEADERS = {
 }
 
 
-def load() -> dict[str, tuple[bytes, str]]:
-    """Route -> (content, media type) of every file of the page, read once from the installed package."""
+# Where index.html takes the settings.
+SLOT = b'<body data-settings="">'
+
+
+def settings() -> dict[str, object]:
+    """What the page must know of the API: the search modes and the default one, the largest ``k`` (the last
+    page within reach), the characters of a query and of one window of a document."""
+    return {
+        "modes": list(MODES), "mode": SearchRequest.model_fields["mode"].default, "max_k": MAX_K,
+        "max_query_chars": MAX_QUERY_CHARS, "document_chars": DEFAULT_DOCUMENT_CHARS,
+    }
+
+
+def load(values: Mapping[str, object]) -> dict[str, tuple[bytes, str]]:
+    """Route -> (content, media type) of every file of the page, read once from the installed package, with
+    ``values`` (:func:`settings`) written into the HTML."""
     folder = resources.files("searchapp.server") / "static"
-    return {route: ((folder / name).read_bytes(), media) for route, (name, media) in FILES.items()}
+    files = {route: ((folder / name).read_bytes(), media) for route, (name, media) in FILES.items()}
+    content, media = files["/"]
+    attribute = html.escape(json.dumps(dict(values), separators=(",", ":")), quote=True).encode()
+    files["/"] = (content.replace(SLOT, b'<body data-settings="' + attribute + b'">', 1), media)
+    return files

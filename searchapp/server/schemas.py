@@ -15,6 +15,7 @@ from searchapp.types import Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes.
 MAX_K = 1000
+MAX_QUERY_CHARS = 10_000  # of a query, and of the ``q`` whose words a document or context highlights
 MAX_QUERIES = 256
 # Queries x k of one batch: 256 x 1000 hits made a 194 MB answer. 10 x 1000 or 256 x 39 still fit.
 MAX_HITS = 10_000
@@ -83,7 +84,7 @@ class SearchOptions(_Strict):
 
 
 class SearchRequest(SearchOptions):
-    query: str = Field(max_length=10_000)
+    query: str = Field(max_length=MAX_QUERY_CHARS)
 
 
 class BatchSearchRequest(SearchOptions):
@@ -184,6 +185,12 @@ class DocumentInfo(BaseModel):
     n_chars: int = Field(description="Length of the document's text, in characters (code points).")
 
 
+HIGHLIGHTS = (
+    "Only with q: the words of the returned text that match the query, as a hit's snippet highlights them: [s, e) "
+    "in document offsets, in text order (a word cut by the window's edge is left out)."
+)
+
+
 class PassageSpan(BaseModel):
     passage_id: int
     start: int
@@ -199,6 +206,7 @@ class DocumentTextResponse(DocumentInfo):
     truncated: bool = Field(description="Whether text lies outside [start, end): ask again with another start.")
     text: str
     passages: list[PassageSpan] = Field(description="The passages that overlap the window, in text order.")
+    highlights: tuple[tuple[int, int], ...] = Field(default=(), description=HIGHLIGHTS)
 
 
 class PassageContextResponse(DocumentInfo):
@@ -210,3 +218,4 @@ class PassageContextResponse(DocumentInfo):
     before: str
     text: str
     after: str
+    highlights: tuple[tuple[int, int], ...] = Field(default=(), description=HIGHLIGHTS)

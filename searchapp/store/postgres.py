@@ -33,12 +33,12 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
+from searchapp.analysis import query_terms
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
-from searchapp.store.lexical import query_terms
 from searchapp.store.lock import locked_message, retry
 from searchapp.store.records import Records
 from searchapp.store.tables import tables

@@ -10,6 +10,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 from sqlalchemy import text
 
+from searchapp.analysis import query_terms
 from searchapp.store import lexical
 from searchapp.store.database import Database
 from searchapp.types import Document, NewDocument, Span
@@ -54,7 +55,7 @@ def _fts_tokens(meta: Database) -> dict[int, list[str]]:
 def _stem(meta: Database, query: str) -> list[str]:
     with meta.engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE temp.q USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')"))
-        conn.execute(text("INSERT INTO temp.q(t) VALUES (:t)"), {"t": " ".join(lexical.query_terms(query))})
+        conn.execute(text("INSERT INTO temp.q(t) VALUES (:t)"), {"t": " ".join(query_terms(query))})
         conn.execute(text("CREATE VIRTUAL TABLE temp.qv USING fts5vocab(temp, q, 'instance')"))
         terms = [r[0] for r in conn.execute(text("SELECT term FROM temp.qv ORDER BY offset"))]
         conn.execute(text("DROP TABLE temp.qv"))
@@ -90,8 +91,8 @@ def test_term_in_most_passages_gets_almost_no_weight(store: Database) -> None:
 
 
 def test_query_terms_drop_stopwords_and_quote_operators() -> None:
-    assert lexical.query_terms("How do I rotate the keys?") == ["rotate", "keys"]
-    assert lexical.query_terms("the of") == ["the", "of"]
+    assert query_terms("How do I rotate the keys?") == ["rotate", "keys"]
+    assert query_terms("the of") == ["the", "of"]
     assert lexical.match_expression(["NEAR", "and"]) == '"NEAR" OR "and"'
 
 

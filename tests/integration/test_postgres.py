@@ -91,7 +91,7 @@ def test_parity_with_the_folder_backend(tmp_path: Path, pg_url: str) -> None:
 def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, float]:
     """BM25 over the lexemes of the index's text configuration (English stemming, no stopwords), with k1 1.2,
     b 0.75 and Lucene's idf ln(1 + (N - df + 0.5) / (df + 0.5)), computed here from to_tsvector's positions; the
-    query's terms are those the folder backend uses (store/lexical.py: query_terms)."""
+    query's terms are those the folder backend uses (analysis.py: query_terms)."""
     cfg = f"{schema}.searchapp_english"
     rows = conn.execute(sa.text(f"SELECT id, to_tsvector('{cfg}', text)::text FROM {schema}.passages")).all()
     docs: dict[int, dict[str, int]] = {}
@@ -99,7 +99,7 @@ def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, f
         docs[pid] = {m.group(1): len(m.group(2).split(",")) for m in re.finditer(r"'([^']+)':([\d,A-D]+)", tsv)}
     lengths = {pid: sum(tf.values()) for pid, tf in docs.items()}
     avg = sum(lengths.values()) / len(lengths)
-    from searchapp.store.lexical import query_terms
+    from searchapp.analysis import query_terms
 
     terms = set(conn.execute(sa.text(f"SELECT unnest(tsvector_to_array(to_tsvector('{cfg}', :q)))"),
                              {"q": " ".join(query_terms(query))}).scalars())

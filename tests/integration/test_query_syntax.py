@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from searchapp.store.lexical import match_expression, query_terms
+from searchapp.analysis import query_terms
+from searchapp.store.lexical import match_expression
 
 
 def ids(ix, query: str) -> set[str]:  # type: ignore[no-untyped-def]

@@ -428,8 +428,69 @@ def test_document_text_and_passage_context_routes(tmp_path: Path, fake_encoder) 
     index.close()
 
 
+def test_document_and_context_highlight_the_query_as_the_snippets_do(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from tests.integration.test_document_text import TEXT, open_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keys.md").write_text(TEXT)
+    index = open_index(tmp_path, fake_encoder)
+    index.ingest(docs)
+    real = str((docs / "keys.md").resolve())
+    query = "when are rotating keys expired?"
+
+    def words(text: str, start: int, spans: list[list[int]]) -> list[str]:
+        return [text[s - start : e - start] for s, e in spans]
+
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        d = http.get(f"/documents/{quote(real, safe='')}", params={"q": query}).json()
+        # Stems as BM25 matches them: "rotating" marks "Rotate" and "rotate", "keys" "keys" and "key", never
+        # "keyboard"; the stopwords "when" and "are" mark nothing.
+        assert words(d["text"], d["start"], d["highlights"]) == [
+            "keys", "Rotate", "keys", "rotate", "key", "Keys", "expire", "Expired", "keys"]
+        assert {k: v for k, v in d.items() if k != "highlights"} == index.document(real).to_dict()
+        # The same words, at the same offsets, as the hits' snippets mark.
+        for hit in index.search(query, k=20, mode="lexical", filters={"path_prefix": real}):
+            inside = [h for h in map(tuple, d["highlights"]) if hit.start <= h[0] and h[1] <= hit.end]
+            assert inside == list(hit.snippet.highlights), hit.text
+        hit = index.search("refused", k=1, mode="lexical", filters={"path_prefix": real})[0]
+        c = http.get(f"/passages/{hit.passage_id}/context", params={"chars": 60, "q": query}).json()
+        full, first = c["before"] + c["text"] + c["after"], c["start"] - len(c["before"])
+        assert words(full, first, c["highlights"]) == ["Keys", "expire", "Expired", "keys"]
+        # A window that cuts a word leaves the piece out: "key|s every quarter" shows "key", not the word.
+        cut = TEXT.index("keys every") + 3
+        w = http.get(f"/documents/{quote(real, safe='')}", params={"q": query, "max_chars": cut}).json()
+        assert w["text"].endswith("signing key") and words(w["text"], 0, w["highlights"]) == ["keys", "Rotate"]
+        # Without q the answers are as before; an empty q or one of stopwords marks nothing; q is bounded.
+        assert "highlights" not in http.get(f"/passages/{hit.passage_id}/context").json()
+        assert http.get("/documents/" + quote(real, safe=""), params={"q": ""}).json()["highlights"] == []
+        assert http.get(f"/passages/{hit.passage_id}/context", params={"q": "zebra"}).json()["highlights"] == []
+        r = http.get(f"/passages/{hit.passage_id}/context", params={"q": "k" * 10_001})
+        assert r.status_code == 422 and "q" in r.json()["error"]["message"]
+    index.close()
+
+
 PAGE_FILES = {"/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": "text/css",
               "/ui/icon.svg": "image/svg+xml"}
+
+
+def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
+    import html
+    import json
+    import re
+
+    from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS
+
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        page, script = http.get("/").text, http.get("/ui/app.js").text
+    (attribute,) = re.findall(r'<body data-settings="([^"]*)">', page)
+    assert json.loads(html.unescape(attribute)) == {
+        "modes": ["hybrid", "dense", "lexical"], "mode": "hybrid", "max_k": MAX_K, "max_query_chars": MAX_QUERY_CHARS,
+        "document_chars": DEFAULT_DOCUMENT_CHARS}
+    # The script mirrors none of them, asks no schema and has no word rules of its own.
+    for mirrored in ('"hybrid"', '"lexical"', str(MAX_K), str(DEFAULT_DOCUMENT_CHARS), str(MAX_QUERY_CHARS),
+                     "openapi", "STOP"):
+        assert mirrored not in script, mirrored
 
 
 def test_the_search_page_is_served_with_a_strict_content_security_policy(index: Index) -> None:

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from searchapp import Index, IndexConfig
+from searchapp.analysis import TOKENIZER
 from searchapp.cli import app, common
-from searchapp.store.lexical import TOKENIZER
 
 runner = CliRunner()
 FILLER = "Tomatoes want water twice a week in the summer months. " * 5

@@ -238,23 +238,6 @@ def test_pages_of_ten_follow_the_ranking(tab: Tab, server: Server) -> None:
     assert len(page.locator("#results .result").all()) == 10
 
 
-def test_an_api_without_offset_is_paged_by_a_deeper_k(tab: Tab) -> None:
-    page = tab.page
-
-    def without_offset(route: Any) -> None:  # an older server, whose /search takes no `offset`
-        schema = route.fetch().json()
-        schema["components"]["schemas"]["SearchRequest"]["properties"].pop("offset", None)
-        route.fulfill(json=schema)
-
-    page.route("**/openapi.json", without_offset)
-    tab.open("#q=rotate+the+signing+keys&page=1")
-    expect(page.locator("#page-label")).to_have_text("Page 2")
-    assert page.locator("#results .result").count() == 10
-    assert page.locator("#results .rank").first.text_content() == "11"
-    asked = [json.loads(r.post_data) for r in tab.requests if r.url.endswith("/search")]
-    assert [(b["k"], b.get("offset")) for b in asked] == [(21, None)]
-
-
 def test_snippet_highlights_sent_by_the_server_are_used(tab: Tab, server: Server) -> None:
     page = tab.open()
     query = "when are expired keys refused?"
@@ -268,6 +251,36 @@ def test_snippet_highlights_sent_by_the_server_are_used(tab: Tab, server: Server
     assert window in first.locator(".snippet").text_content()
     marks = ["".join(chars[s - hit["start"] : e - hit["start"]]) for s, e in snip["highlights"]]
     assert first.locator(".snippet mark").all_text_contents() == marks
+
+
+def test_context_and_document_mark_the_query_as_the_server_says(tab: Tab, server: Server) -> None:
+    page = tab.open()
+    query = "rotating the expired keys"
+    tab.search(query)
+    hits = server.api("POST", "/search", json={"query": query, "k": 10})["hits"]
+    hit = next(h for h in hits if "Rotate the signing keys" in h["text"])
+    item = page.locator(f'#results .result[data-passage="{hit["passage_id"]}"]')
+    item.locator("button.show-context").click()
+    expect(item.locator(".context mark.passage")).to_be_visible()
+    c = server.api("GET", f"/passages/{hit['passage_id']}/context", params={"chars": 400, "q": query})
+    full, first = c["before"] + c["text"] + c["after"], c["start"] - len(c["before"])  # code points
+    assert first == 0 and c["end"] + len(c["after"]) == c["n_chars"]  # the whole guide: nothing cut off
+    want = [full[s - first : e - first] for s, e in c["highlights"]]
+    # The server's stems: "rotating" marks "Rotation", "Rotate" and "rotate"; stopwords ("the") mark nothing.
+    assert {"Rotation", "Rotate", "rotate", "keys", "Expired"} <= set(want) and "the" not in want
+    assert item.locator(".context mark.term").all_text_contents() == want
+    passage = [full[s - first : e - first] for s, e in c["highlights"] if c["start"] <= s and e <= c["end"]]
+    assert item.locator(".context mark.passage mark.term").all_text_contents() == passage
+
+    item.locator("a.open").click()
+    expect(page.locator("#target")).to_be_focused()
+    d = server.api("GET", "/documents/" + quote(hit["path"], safe=""), params={"q": query})
+    assert page.locator("#doc-text mark.term").all_text_contents() == [
+        d["text"][s - d["start"] : e - d["start"]] for s, e in d["highlights"]]
+    assert page.locator("#target mark.term").all_text_contents() == passage
+    expect(page.locator("#doc-text")).to_have_text(d["text"], use_inner_text=False)
+    asked = [r.url for r in tab.requests if "/context?" in r.url or "/documents/" in r.url]
+    assert len(asked) == 2 and all("q=rotating+the+expired+keys" in u for u in asked), asked
 
 
 def test_filters_restrict_the_results(tab: Tab, server: Server) -> None:

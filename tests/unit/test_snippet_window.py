@@ -3,8 +3,8 @@ into the document."""
 
 from __future__ import annotations
 
+from searchapp.analysis import stems
 from searchapp.query.snippets import WINDOW, QueryTerms, best_window, snippet
-from searchapp.store.lexical import stems
 
 FILLER = "Tomatoes want water twice a week in the summer months. " * 4
 

@@ -6,18 +6,16 @@
 "use strict";
 
 (() => {
+  // What the page must know of the API, from the server itself (server/page.py writes it into the HTML): the
+  // modes and the default one, max_k, max_query_chars and document_chars (one request's window of a document).
+  const SETTINGS = JSON.parse(document.body.dataset.settings);
   const PAGE_SIZE = 10;
-  const MAX_K = 1000; // the API's bound on k (server/schemas.py): the last reachable page without `offset`
+  const LAST_PAGE = Math.floor(SETTINGS.max_k / PAGE_SIZE) - 1; // offset and k stay within max_k
   const CONTEXT_CHARS = 400;
-  const DOCUMENT_CHARS = 200000; // one request's window of a document (the API allows up to 1,000,000)
-  const SNIPPET_CHARS = 300;
   // "No good match": the best hit shares no word with the query (BM25 0) and its cosine is below this. With
   // all-MiniLM-L6-v2, passages unrelated to a query score about 0 to 0.2, related ones 0.3 and above.
   const WEAK_COSINE = 0.25;
   const KEY_STORE = "searchapp.apiKey";
-  // Words not worth highlighting (the index's lexical side drops the same kind of words).
-  const STOP = new Set(("a an and are as at be but by do does for from how i in is it of on or that the this to " +
-    "was what when where which who why will with you").split(" "));
 
   const $ = (id) => document.getElementById(id);
 
@@ -58,42 +56,7 @@
     return data;
   }
 
-  // Whether /search takes `offset` (a later API may): then a page asks for its own hits only. Until then a page
-  // asks for k = (page + 1) * PAGE_SIZE (+ 1) and shows the last PAGE_SIZE.
-  let offsetSupport = null;
-  function supportsOffset() {
-    if (offsetSupport === null) {
-      offsetSupport = api("/openapi.json").then(
-        (schema) => {
-          const request = schema && schema.components && schema.components.schemas &&
-            schema.components.schemas.SearchRequest;
-          return Boolean(request && request.properties && request.properties.offset);
-        },
-        () => false,
-      );
-    }
-    return offsetSupport;
-  }
-
-  // ---- text: terms, offsets, highlights ----------------------------------------------------------------------
-
-  /** The query's words worth highlighting, longest first (so a longer word wins where two start alike). */
-  function queryTerms(query) {
-    const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) || [];
-    let terms = words.filter((w) => w.length > 1 && !STOP.has(w));
-    if (!terms.length) terms = words;
-    return [...new Set(terms)].sort((a, b) => b.length - a.length);
-  }
-
-  /** [start, end) code-unit ranges of the words of `text` that start with a query term, case-insensitively. */
-  function termRanges(text, terms) {
-    if (!terms.length || !text) return [];
-    const alternatives = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
-    const re = new RegExp("(?<![\\p{L}\\p{N}])(?:" + alternatives + ")[\\p{L}\\p{N}]*", "giu");
-    const out = [];
-    for (const m of text.matchAll(re)) out.push([m.index, m.index + m[0].length]);
-    return out;
-  }
+  // ---- text: offsets and highlights (the server finds the query's words: the page has no rules of its own) -----
 
   /** The code-unit index of code point `cp` of `text` (the API counts code points, JavaScript code units). */
   function codeUnit(text, cp) {
@@ -109,84 +72,51 @@
     return n;
   }
 
-  /** Highlight offsets sent by the server (code points; [s, e] pairs or {start, end}) as code-unit ranges, or
-   * null when they do not fit the text (then the page computes its own). */
-  function serverRanges(text, highlights) {
-    const total = codePoints(text);
+  /** The server's highlights of `text`, a stretch of a document that starts at its offset `at` ([s, e] pairs in
+   * document offsets, code points, in text order), as [start, end) code-unit ranges of `text`, in one pass. */
+  function unitRanges(text, at, highlights) {
     const out = [];
-    for (const h of highlights) {
-      const s = Array.isArray(h) ? h[0] : h && h.start;
-      const e = Array.isArray(h) ? h[1] : h && h.end;
-      if (!Number.isInteger(s) || !Number.isInteger(e) || s < 0 || e <= s || e > total) return null;
-      out.push([codeUnit(text, s), codeUnit(text, e)]);
+    let cp = 0;
+    let i = 0;
+    const unit = (target) => {
+      for (; cp < target && i < text.length; cp++) i += text.codePointAt(i) > 0xffff ? 2 : 1;
+      return i;
+    };
+    for (const [s, e] of highlights || []) {
+      if (s - at < cp) continue; // outside the text, or out of order: never sent by the server
+      const start = unit(s - at);
+      out.push([start, unit(e - at)]);
     }
-    return out.sort((a, b) => a[0] - b[0]);
+    return out;
   }
 
-  /** `text` as text nodes with <mark> around `ranges` (sorted; overlaps are merged). */
-  function marked(text, ranges) {
+  /** `text.slice(from, to)` as text nodes with <mark> around the parts of `ranges` (code units of `text`,
+   * sorted) inside it. */
+  function marked(text, ranges, from = 0, to = text.length) {
     const frag = document.createDocumentFragment();
-    let pos = 0;
+    let pos = from;
     for (const [s, e] of ranges) {
       const start = Math.max(s, pos);
-      if (e <= start) continue;
+      const end = Math.min(e, to);
+      if (end <= start) continue;
       if (start > pos) frag.append(text.slice(pos, start));
-      frag.append(el("mark", "term", text.slice(start, e)));
-      pos = e;
+      frag.append(el("mark", "term", text.slice(start, end)));
+      pos = end;
     }
-    if (pos < text.length) frag.append(text.slice(pos));
+    if (pos < to) frag.append(text.slice(pos, to));
     return frag;
   }
 
-  /** Move a cut to a space nearby, and never between the two halves of a surrogate pair. */
-  function cutAt(text, i, forward) {
-    const limit = 40;
-    for (let d = 0; d < limit; d++) {
-      const j = forward ? i + d : i - d;
-      if (j <= 0 || j >= text.length) return Math.max(0, Math.min(j, text.length));
-      if (/\s/.test(text[j])) return forward ? j + 1 : j;
-    }
-    const low = text.charCodeAt(i);
-    return low >= 0xdc00 && low <= 0xdfff ? i + 1 : i;
-  }
-
-  /** The part of a passage shown in the list: the server's snippet if it sent one, else a window of the
-   * passage around its first matching word. */
-  function snippet(hit, terms) {
-    const s = hit.snippet;
+  /** The part of a passage shown in the list: the server's snippet, a window of the passage and its highlights
+   * in the document's offsets. */
+  function snippet(hit) {
     const text = String(hit.text);
-    if (s && typeof s.text === "string" && Array.isArray(s.highlights)) {
-      const ranges = serverRanges(s.text, s.highlights);
-      if (ranges) return marked(s.text, ranges);
-    }
-    // The API's form: the window and its highlights in the document's offsets (code points), inside the passage.
-    if (s && Number.isInteger(s.start) && Number.isInteger(s.end) && Array.isArray(s.highlights) &&
-        Number.isInteger(hit.start)) {
-      const a = s.start - hit.start;
-      const b = s.end - hit.start;
-      if (a >= 0 && b >= a && b <= codePoints(text)) {
-        const shown = text.slice(codeUnit(text, a), codeUnit(text, b));
-        const rel = s.highlights.map((h) => Array.isArray(h) ? [h[0] - s.start, h[1] - s.start] : null);
-        const ranges = rel.every(Boolean) ? serverRanges(shown, rel) : null;
-        if (ranges) {
-          const frag = document.createDocumentFragment();
-          if (a > 0) frag.append("… ");
-          frag.append(marked(shown, ranges));
-          if (b < codePoints(text)) frag.append(" …");
-          return frag;
-        }
-      }
-    }
-    const ranges = termRanges(text, terms);
-    if (text.length <= SNIPPET_CHARS) return marked(text, ranges);
-    const first = ranges.length ? ranges[0][0] : 0;
-    const start = first < SNIPPET_CHARS / 2 ? 0 : cutAt(text, first - 60, true);
-    const end = start + SNIPPET_CHARS >= text.length ? text.length : cutAt(text, start + SNIPPET_CHARS, false);
-    const inside = ranges.filter(([a, b]) => a >= start && b <= end).map(([a, b]) => [a - start, b - start]);
+    const s = hit.snippet || { start: hit.start, end: hit.end, highlights: [] };
+    const [[a, b]] = unitRanges(text, hit.start, [[s.start, s.end]]);
     const frag = document.createDocumentFragment();
-    if (start > 0) frag.append("… ");
-    frag.append(marked(text.slice(start, end), inside));
-    if (end < text.length) frag.append(" …");
+    if (a > 0) frag.append("… ");
+    frag.append(marked(text, unitRanges(text, hit.start, s.highlights), a, b));
+    if (b < text.length) frag.append(" …");
     return frag;
   }
 
@@ -194,8 +124,8 @@
 
   function readState() {
     const p = new URLSearchParams(location.hash.slice(1));
-    const mode = ["hybrid", "dense", "lexical"].includes(p.get("mode")) ? p.get("mode") : "hybrid";
-    const page = Math.max(0, Math.min(Number.parseInt(p.get("page") || "0", 10) || 0, MAX_K / PAGE_SIZE - 1));
+    const mode = SETTINGS.modes.includes(p.get("mode")) ? p.get("mode") : SETTINGS.mode;
+    const page = Math.max(0, Math.min(Number.parseInt(p.get("page") || "0", 10) || 0, LAST_PAGE));
     return {
       q: p.get("q") || "", mode, prefix: p.get("prefix") || "", meta: p.get("meta") || "", page,
       doc: p.get("doc"), passage: p.get("p"), at: Number.parseInt(p.get("s") || "0", 10) || 0,
@@ -288,7 +218,7 @@
   function formState(page) {
     const data = new FormData(form());
     return {
-      q: String(data.get("q") || "").trim(), mode: String(data.get("mode") || "hybrid"),
+      q: String(data.get("q") || "").trim(), mode: String(data.get("mode") || SETTINGS.mode),
       prefix: String(data.get("prefix") || "").trim(), meta: String(data.get("meta") || "").trim(), page,
     };
   }
@@ -329,7 +259,7 @@
     return parts[parts.length - 1] || String(path);
   }
 
-  function renderHit(state, hit, rank, terms) {
+  function renderHit(state, hit, rank) {
     const li = el("li", "result");
     li.tabIndex = 0;
     li.dataset.passage = String(hit.passage_id);
@@ -340,7 +270,7 @@
     score.title = `score ${fmt(hit.score)} · cosine ${fmt(hit.dense_score)} · BM25 ${fmt(hit.lexical_score)}`;
     head.append(el("span", "rank", String(rank)), title, score);
     const snip = el("p", "snippet");
-    snip.append(snippet(hit, terms));
+    snip.append(snippet(hit));
     const context = el("div", "context");
     context.id = "context-" + hit.passage_id;
     context.hidden = true;
@@ -348,7 +278,7 @@
     toggle.type = "button";
     toggle.setAttribute("aria-expanded", "false");
     toggle.setAttribute("aria-controls", context.id);
-    toggle.addEventListener("click", () => toggleContext(li, hit, terms));
+    toggle.addEventListener("click", () => toggleContext(li, hit, state.q));
     const open = el("a", "open", "Open document");
     open.href = docHash(state, hit);
     const actions = el("div", "actions");
@@ -359,7 +289,7 @@
     return li;
   }
 
-  async function toggleContext(li, hit, terms) {
+  async function toggleContext(li, hit, query) {
     const box = li.querySelector(".context");
     const button = li.querySelector(".show-context");
     if (!box.hidden) {
@@ -374,8 +304,9 @@
     if (box.dataset.loaded) return;
     box.replaceChildren(el("span", "muted", "Loading…"));
     try {
-      const c = await api(`/passages/${encodeURIComponent(hit.passage_id)}/context?chars=${CONTEXT_CHARS}`);
-      box.replaceChildren(contextView(c, terms));
+      const c = await api(`/passages/${encodeURIComponent(hit.passage_id)}/context?` +
+        new URLSearchParams({ chars: CONTEXT_CHARS, q: query }));
+      box.replaceChildren(contextView(c));
       box.dataset.loaded = "1";
     } catch (e) {
       if (e instanceof AuthNeeded) return askKey("The key was refused: enter it again.");
@@ -383,22 +314,36 @@
     }
   }
 
-  function contextView(c, terms) {
-    const text = el("div", "context-text");
-    let before = String(c.before);
-    let after = String(c.after);
+  function contextView(c) {
+    const before = String(c.before);
+    const after = String(c.after);
+    // One text, before + passage + after, marked as the server says; shown in its three parts.
+    const full = before + String(c.text) + after;
+    const ranges = unitRanges(full, c.start - codePoints(before), c.highlights);
+    const passageEnd = full.length - after.length;
+    let from = 0;
+    let to = full.length;
     // Where the context is cut inside the document, cut it at a word's edge rather than inside a word.
-    if (c.start - codePoints(before) > 0) {
+    const cutBefore = c.start - codePoints(before) > 0;
+    const cutAfter = c.end + codePoints(after) < c.n_chars;
+    if (cutBefore) {
       const space = before.search(/\s/);
-      before = "… " + (space >= 0 && space < 40 ? before.slice(space + 1) : before);
+      if (space >= 0 && space < 40) from = space + 1;
     }
-    if (c.end + codePoints(after) < c.n_chars) {
+    if (cutAfter) {
       const last = after.match(/\s\S*$/);
-      after = (last && after.length - last.index < 40 ? after.slice(0, last.index) : after) + " …";
+      if (last && after.length - last.index < 40) to = passageEnd + last.index;
     }
+    const head = el("span", "before");
+    if (cutBefore) head.append("… ");
+    head.append(marked(full, ranges, from, before.length));
     const passage = el("mark", "passage");
-    passage.append(marked(c.text, termRanges(c.text, terms)));
-    text.append(el("span", "before", before), passage, el("span", "after", after));
+    passage.append(marked(full, ranges, before.length, passageEnd));
+    const tail = el("span", "after");
+    tail.append(marked(full, ranges, passageEnd, to));
+    if (cutAfter) tail.append(" …");
+    const text = el("div", "context-text");
+    text.append(head, passage, tail);
     const where = el("p", "muted small",
       `Characters ${c.start.toLocaleString()}–${c.end.toLocaleString()} of ${c.n_chars.toLocaleString()}; ` +
       "the whitespace between passages is not stored and is shown as line breaks.");
@@ -427,16 +372,9 @@
       return say([e.message], "error");
     }
     const seq = ++searchSeq;
-    const byOffset = await supportsOffset();
-    const body = { query: state.q, mode: state.mode };
-    if (filters) body.filters = filters;
     // One hit more than the page shows: whether there is a next page, without an empty last page.
-    if (byOffset) {
-      body.k = PAGE_SIZE + 1;
-      body.offset = state.page * PAGE_SIZE;
-    } else {
-      body.k = Math.min(MAX_K, (state.page + 1) * PAGE_SIZE + 1);
-    }
+    const body = { query: state.q, mode: state.mode, k: PAGE_SIZE + 1, offset: state.page * PAGE_SIZE };
+    if (filters) body.filters = filters;
     const slow = setTimeout(() => seq === searchSeq && say(["Searching…"], "muted"), 150);
     const t0 = performance.now();
     let data;
@@ -454,10 +392,9 @@
     if (seq !== searchSeq) return; // a newer search was started meanwhile
     const ms = Math.round(performance.now() - t0);
     const all = Array.isArray(data.hits) ? data.hits : [];
-    const hits = byOffset ? all.slice(0, PAGE_SIZE) : all.slice(state.page * PAGE_SIZE, (state.page + 1) * PAGE_SIZE);
-    const more = byOffset ? all.length > PAGE_SIZE : all.length > (state.page + 1) * PAGE_SIZE;
-    const terms = queryTerms(state.q);
-    results.replaceChildren(...hits.map((h, i) => renderHit(state, h, state.page * PAGE_SIZE + i + 1, terms)));
+    const hits = all.slice(0, PAGE_SIZE);
+    const more = all.length > PAGE_SIZE;
+    results.replaceChildren(...hits.map((h, i) => renderHit(state, h, state.page * PAGE_SIZE + i + 1)));
     results.classList.toggle("weak", false);
     const first = state.page * PAGE_SIZE + 1;
     if (!hits.length && state.page === 0) {
@@ -489,10 +426,13 @@
     $("doc-note").textContent = "";
     $("doc-text").replaceChildren();
     // A window that holds the passage: from the start when it is near enough, else centred on it.
-    const start = state.at < DOCUMENT_CHARS * 0.75 ? 0 : Math.max(0, state.at - DOCUMENT_CHARS / 2);
+    const chars = SETTINGS.document_chars;
+    const start = state.at < chars * 0.75 ? 0 : Math.max(0, state.at - Math.floor(chars / 2));
+    const params = new URLSearchParams({ start, max_chars: chars });
+    if (state.q) params.set("q", state.q);
     let d;
     try {
-      d = await api(`/documents/${encodeURIComponent(state.doc)}?start=${start}&max_chars=${DOCUMENT_CHARS}`);
+      d = await api(`/documents/${encodeURIComponent(state.doc)}?${params}`);
     } catch (e) {
       if (e instanceof AuthNeeded) return askKey("The key was refused: enter it again.");
       $("doc-title").textContent = "Could not open the document";
@@ -511,9 +451,10 @@
     }
     $("doc-note").textContent = note;
     const pre = $("doc-text");
+    const ranges = unitRanges(d.text, d.start, d.highlights);
     const target = (d.passages || []).find((p) => String(p.passage_id) === String(state.passage));
     if (!target) {
-      pre.textContent = d.text;
+      pre.append(marked(d.text, ranges));
       pre.focus();
       return;
     }
@@ -522,9 +463,8 @@
     const mark = el("mark", "passage");
     mark.id = "target";
     mark.tabIndex = -1;
-    const passage = d.text.slice(a, b);
-    mark.append(marked(passage, termRanges(passage, queryTerms(state.q))));
-    pre.append(d.text.slice(0, a), mark, d.text.slice(b));
+    mark.append(marked(d.text, ranges, a, b));
+    pre.append(marked(d.text, ranges, 0, a), mark, marked(d.text, ranges, b));
     mark.scrollIntoView({ block: "center" });
     mark.focus({ preventScroll: true });
   }
@@ -588,7 +528,6 @@
       $("search-view").hidden = false;
       return say(["Cannot reach the index: " + e.message], "error");
     }
-    offsetSupport = null;
     route();
   }
 
@@ -643,7 +582,24 @@
     }
   }
 
+  /** The mode choices, the server's modes in its order, its default checked. */
+  function modeChoices() {
+    const box = form().querySelector(".modes");
+    for (const mode of SETTINGS.modes) {
+      const radio = el("input");
+      radio.type = "radio";
+      radio.name = "mode";
+      radio.value = mode;
+      radio.checked = mode === SETTINGS.mode;
+      const label = el("label");
+      label.append(radio, " " + mode);
+      box.append(label);
+    }
+  }
+
   function init() {
+    modeChoices();
+    $("q").maxLength = SETTINGS.max_query_chars;
     form().addEventListener("submit", (ev) => {
       ev.preventDefault();
       go(searchParams(formState(0)));
