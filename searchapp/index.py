@@ -19,7 +19,8 @@ import numpy as np
 from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.encoder import LazyEncoder
-from searchapp.encode.precision import PRECISIONS, check_precision, resolve
+from searchapp.encode.precision import check_precision
+from searchapp.encode.spec import EncoderSpec, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.filters import METADATA_KEY, Filter
@@ -209,23 +210,15 @@ class Index:
 
     # -- parts --------------------------------------------------------------------------------------------
 
-    def _make_encoder(self) -> EncoderLike:
-        """The index's encoder: in fp32, the model's ONNX graph where it serves the pooling (exported now if
-        missing; faster than torch's fp32 forward pass, and the process never imports torch once it exists);
-        otherwise, and for bf16, torch (encode/onnx_encoder.py)."""
-        from searchapp.encode.encoder import Encoder
-
+    def _encoder_spec(self) -> EncoderSpec:
+        """What this index embeds with: its model and pooling, this process's precision, batch size and threads."""
         c = self.config
-        if resolve(self._precision) == "fp32":
-            from searchapp.encode.onnx_encoder import query_encoder
+        return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads)
 
-            fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads, batch_size=self._batch_size)
-            if fast is not None:
-                return fast
-        return Encoder(
-            model=c.model, pooling=c.pooling, pooling_params=c.pooling_params, batch_size=self._batch_size,
-            threads=self._threads, precision=self._precision,
-        )
+    def _make_encoder(self) -> EncoderLike:
+        """The index's ingest encoder, as its spec chooses it (encode/spec.py: the ONNX graph for fp32 where it
+        serves the pooling, else torch)."""
+        return self._encoder_spec().build("ingest")
 
     @property
     def encoder(self) -> EncoderLike:
@@ -251,23 +244,14 @@ class Index:
                            self.config.fusion)
 
     def _query_encoder(self) -> EncoderLike:
-        """What embeds queries: the ONNX graph of the index's model where it serves this pooling (no torch to
-        import, a few ms a question: encode/onnx_encoder.py), else the index's own encoder."""
+        """What embeds queries, as the spec chooses it next to the ingest encoder (encode/spec.py); an encoder
+        given to the index embeds them itself."""
         if self._query_enc is None:
             with self._query_lock:
                 if self._query_enc is None:
-                    fast = None
-                    if isinstance(self._encoder, LazyEncoder):
-                        if resolve(self._precision) == "fp32":
-                            # The index's own encoder is already the graph where it serves (_make_encoder): one
-                            # session for ingests and queries.
-                            fast = self._encoder.loaded
-                        else:
-                            from searchapp.encode.onnx_encoder import query_encoder
-
-                            c = self.config
-                            fast = query_encoder(c.model, c.pooling, c.pooling_params, self._threads)
-                    self._query_enc = fast or self._encoder
+                    enc = self._encoder
+                    lazy = isinstance(enc, LazyEncoder)
+                    self._query_enc = self._encoder_spec().query_encoder(enc) if lazy else enc
         return self._query_enc
 
     def warm_up(self) -> None:
@@ -325,7 +309,7 @@ class Index:
         run.force = force
         prepared = None
         if workers != "local":
-            from searchapp.ingest.distributed import EncoderSpec, RayOptions, connect, run_on_ray
+            from searchapp.ingest.distributed import RayOptions, connect, run_on_ray
 
             if not isinstance(self._encoder, LazyEncoder):
                 raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
@@ -333,9 +317,9 @@ class Index:
             options = RayOptions.parse(workers, actors, self._threads)
             connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
             c = self.config
-            # Decided once, here: every actor of the run embeds in the same precision.
-            spec = EncoderSpec(c.model, c.pooling, c.pooling_params, resolve(self._precision), self._batch_size,
-                               self._threads)
+            # Decided once, here: every actor of the run embeds in the same precision, with the backends this
+            # process may use.
+            spec = self._encoder_spec().pinned()
 
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes)
@@ -351,23 +335,19 @@ class Index:
 
     def _embedding_precision(self) -> str | None:
         """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
-        if isinstance(self._encoder, LazyEncoder):
-            return resolve(self._precision)
-        given = getattr(self._encoder, "precision", None)
-        return resolve(given) if given in PRECISIONS else None
+        return self._encoder_spec().embeds_in if isinstance(self._encoder, LazyEncoder) else precision_of(self._encoder)
 
     def _note_precision(self, summary: IngestSummary) -> IngestSummary:
-        """Record the precision of the vectors this run stored (called under the write lock), and export the
-        model's query graph while its weights are loaded anyway, so later queries start without torch."""
+        """Record the precision of the vectors this run stored (called under the write lock), and have the spec
+        prepare what later processes embed with (the model's query graph, exported while its weights are loaded
+        anyway, so later queries start without torch)."""
         used = self._embedding_precision() if summary.passages_embedded else None
         if used is not None:
             held = set(self._vectors_precision())
             if used not in held:
                 self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
             if isinstance(self._encoder, LazyEncoder):
-                from searchapp.encode.onnx_encoder import prepare_graph
-
-                prepare_graph(self.config.model, self.config.pooling, self.config.pooling_params)
+                self._encoder_spec().prepare()
         return summary
 
     def add_texts(

@@ -218,9 +218,15 @@ class OnnxEncoder:
         return out
 
 
+def can_run(pooling: str, params: dict[str, Any]) -> bool:
+    """Whether this pooling can run through ONNX here (a last-layer pooling without parameters, ONNX Runtime
+    importable), whatever ``SEARCHAPP_ONNX`` says."""
+    return pooling in ONNX_POOLINGS and not params and runtime_available()
+
+
 def serves(pooling: str, params: dict[str, Any]) -> bool:
     """Whether queries of an index with this pooling may go through ONNX in this process."""
-    return pooling in ONNX_POOLINGS and not params and enabled() and runtime_available()
+    return can_run(pooling, params) and enabled()
 
 
 def prepare_graph(model: str, pooling: str, params: dict[str, Any]) -> None:
@@ -242,6 +248,14 @@ def query_encoder(model: str, pooling: str, params: dict[str, Any], threads: int
     export failing): the caller then embeds with torch."""
     if not serves(pooling, params):
         return None
+    return load(model, pooling, threads, export_missing, batch_size)
+
+
+def load(model: str, pooling: str, threads: int | None, export_missing: bool = True,
+         batch_size: int = _BATCH) -> OnnxEncoder | None:
+    """An ``OnnxEncoder`` on the model's graph (exported now if missing and ``export_missing``), or ``None`` where
+    there is no graph or it cannot be exported or loaded. Whether this pooling and process may use ONNX is the
+    caller's question (:func:`serves`; ``encode/spec.py``)."""
     try:
         path = graph_path(model)
         if not path.exists():

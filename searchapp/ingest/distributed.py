@@ -3,8 +3,9 @@
 The driver (the process that runs ``searchapp ingest --workers ray``) keeps what must happen once: it holds the
 index's writer lock, walks the folder and detects changes (``Ingest._plan``), so only new and changed files go
 out; it commits what comes back, whole documents in transactions, and removes the documents whose files are
-gone. Workers run the same stage functions as an in-process ingest (``pipeline.prepare`` and the encoder), so a
-Ray ingest stores the rows an in-process one would. A task or actor that dies is retried by Ray; its work is a
+gone. Workers run the same stage functions as an in-process ingest (``pipeline.prepare``, and the encoder the
+driver's ``EncoderSpec`` builds, as an in-process ingest builds its own), so a Ray ingest stores the rows an
+in-process one would. A task or actor that dies is retried by Ray; its work is a
 pure function of the file and the settings, and nothing is written until the driver commits, so a retry
 cannot write twice.
 
@@ -17,12 +18,12 @@ from __future__ import annotations
 import os
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from searchapp.encode.spec import EncoderSpec
 from searchapp.errors import ConfigError
 from searchapp.ingest.pipeline import Prepared, Task, prepare
 from searchapp.ingest.splitter import SplitterConfig
@@ -41,7 +42,7 @@ PREPARE_CPUS = 0.5
 @dataclass(frozen=True)
 class RayOptions:
     """Where and how: ``address`` of a running cluster (``None``: start a local one), encoder actors, CPUs each
-    actor reserves, and torch threads per actor (``None``: torch's default, every core of its node)."""
+    actor reserves, and encoder threads per actor (``None``: every core of its node)."""
 
     address: str | None = None
     actors: int = 1
@@ -57,18 +58,6 @@ class RayOptions:
         if actors < 1:
             raise ConfigError(f"actors must be at least 1, got {actors}")
         return cls(address or None, actors, 1.0, threads)
-
-
-@dataclass(frozen=True)
-class EncoderSpec:
-    """What an actor needs to build the index's encoder (the same settings as the driver's)."""
-
-    model: str
-    pooling: str
-    pooling_params: dict[str, Any]
-    precision: str
-    batch_size: int
-    threads: int | None
 
 
 def _prepare_batch(
@@ -90,12 +79,9 @@ class _EncodeActor:
     """An actor of the pool: loads the model once, then embeds the passages of each batch of documents."""
 
     def __init__(self, spec: EncoderSpec) -> None:
-        from searchapp.encode.encoder import Encoder
-
         # Ray limits a 1-CPU actor to one OpenMP thread; the model should use its node's cores (or --threads).
-        threads = spec.threads or os.cpu_count() or 1
-        self.encoder = Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
-                               batch_size=spec.batch_size, threads=threads, precision=spec.precision)
+        # Built by the driver's spec as an in-process ingest builds its encoder (encode/spec.py).
+        self.encoder = replace(spec, threads=spec.threads or os.cpu_count() or 1).build("ingest")
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         prepared: list[Prepared] = [pickle.loads(p) for p in batch["prepared"]]

@@ -163,3 +163,51 @@ def test_an_fp32_ingest_embeds_through_onnx_without_torch_and_as_torch_would(onn
     assert got.shape == ref.shape and got.shape[0] >= 4
     assert (got * ref).sum(axis=1).min() >= 0.9999
     assert ingest("bf16", "bf16")["encoder"] == "Encoder"
+
+
+@pytest.mark.parametrize(("precision", "switch", "backend"),
+                         [("fp32", "1", "onnx"), ("bf16", "1", "torch"), ("fp32", "0", "torch")])
+def test_ray_actors_build_the_encoder_of_a_local_ingest(onnx_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        precision: str, switch: str, backend: str) -> None:
+    """The spec a Ray ingest hands its actors builds the encoder a local ingest of the index uses (the ONNX graph
+    for fp32, torch for bf16 or with SEARCHAPP_ONNX=0), and the actors' vectors are the local ones. The actor
+    runs in this process, on the spec as Ray ships it (pickled)."""
+    import pickle
+
+    import searchapp.ingest.distributed as distributed
+    from searchapp.encode.spec import backend_of
+
+    monkeypatch.setenv("SEARCHAPP_ONNX", switch)
+    seen: dict[str, object] = {}
+
+    def in_this_process(tasks, splitter, spec, options, max_bytes):  # type: ignore[no-untyped-def]
+        spec = pickle.loads(pickle.dumps(spec))
+        actor = distributed._EncodeActor(spec)
+        seen.update(spec=spec, encoder=actor.encoder)
+        batch = {"task": np.array([pickle.dumps(t) for t in tasks], dtype=object)}
+        out = actor(distributed._prepare_batch(batch, splitter, spec.model, max_bytes))
+        for raw, vec in zip(out["prepared"], out["vectors"], strict=True):
+            yield pickle.loads(raw), (pickle.loads(vec) if vec else None)
+
+    monkeypatch.setattr(distributed, "connect", lambda options: None)
+    monkeypatch.setattr(distributed, "run_on_ray", in_this_process)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(TEXTS[:4]):
+        (docs / f"d{i}.txt").write_text(text or "empty", encoding="utf-8")
+
+    def vectors(ix: Index) -> np.ndarray:
+        return np.array([p.vector for p in sorted((p for p in ix.export(vectors=True) if hasattr(p, "vector")),
+                                                  key=lambda p: (p.path, p.start))])
+
+    with Index(tmp_path / "ray", create=True, precision=precision) as ix:
+        ix.ingest(docs, workers="ray")
+        remote = vectors(ix)
+        assert ix.stats().vectors_precision == (precision,)
+    with Index(tmp_path / "local", create=True, precision=precision) as ix:
+        ix.ingest(docs)
+        local = vectors(ix)
+        assert backend_of(seen["encoder"]) == backend_of(ix.encoder) == backend
+    assert seen["spec"].precision == precision  # type: ignore[attr-defined]
+    assert remote.shape == local.shape and remote.shape[0] >= 4
+    assert (remote * local).sum(axis=1).min() >= (0.99999 if precision == "fp32" else 0.999)

@@ -1,0 +1,187 @@
+"""``EncoderSpec``: what an index embeds with, and the one place that chooses the encoder doing it.
+
+An ingest, the queries and every Ray actor build their encoder from the same spec: the index's model and pooling,
+the precision asked, the batch size and threads. The encoders are backends, strategies in a registry
+(``BACKENDS``) tried in order of preference: the first one switched on in the process that serves the spec for
+its purpose (ingest or query) and can be made here wins. Torch serves everything and is always on, so a spec
+always gets an encoder.
+
+- ``onnx``: ``OnnxEncoder`` (encode/onnx_encoder.py), last-layer poolings only; the passages of an fp32 index
+  and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
+  a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
+- ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision.
+
+A backend to come (torch on CUDA, OpenVINO) is one more entry: what it serves, how it is made, what it prepares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from searchapp.encode import onnx_encoder
+from searchapp.encode.catalog import DEFAULT_MODEL
+from searchapp.encode.encoder import Encoder, LazyEncoder
+from searchapp.encode.precision import PRECISIONS, check_precision, resolve
+from searchapp.errors import ConfigError, ModelLoadError
+from searchapp.types import EncoderLike
+
+Purpose = Literal["ingest", "query"]
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """The settings an encoder is built from. ``precision`` is as asked (``auto``, ``fp32``, ``bf16``);
+    ``backends`` names the backends that may be used (``None``: those switched on in this process)."""
+
+    model: str = DEFAULT_MODEL
+    pooling: str = "mean"
+    pooling_params: dict[str, Any] = field(default_factory=dict)
+    precision: str = "fp32"
+    batch_size: int = 32
+    threads: int | None = None
+    backends: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check_precision(self.precision)
+        unknown = sorted(set(self.backends or ()) - set(BACKENDS))
+        if unknown:
+            raise ConfigError(f"unknown encoder backend {', '.join(unknown)}: use {', '.join(BACKENDS)}")
+
+    @property
+    def embeds_in(self) -> str:
+        """The precision passages are embedded in: ``fp32`` or ``bf16`` (``auto`` resolved for this CPU)."""
+        return resolve(self.precision)
+
+    def pinned(self) -> EncoderSpec:
+        """This spec with this process's decisions fixed: the precision resolved and the backends switched on
+        here, so that workers elsewhere (Ray actors) embed as this process would."""
+        return replace(self, precision=self.embeds_in, backends=tuple(b.name for b in self._allowed()))
+
+    def build(self, purpose: Purpose = "ingest") -> EncoderLike:
+        """The encoder of the first backend that serves this spec for ``purpose`` and can be made here."""
+        for backend in self._candidates(purpose):
+            encoder = backend.make(self)
+            if encoder is not None:
+                return encoder
+        raise ModelLoadError(f"{self.model}: none of the encoder backends {', '.join(self._names())} can embed "
+                             f"with pooling '{self.pooling}' here")
+
+    def query_encoder(self, ingest: EncoderLike) -> EncoderLike:
+        """What embeds queries, given the ingest encoder built from this spec (a ``LazyEncoder`` is unwrapped):
+        ``ingest`` itself where queries prefer its backend too (one ONNX session or torch model for both), else
+        the encoder of a backend preferred for queries (a bf16 index's questions through ONNX), else ``ingest``."""
+        first = next(iter(self._candidates("ingest")), None)
+        for backend in self._candidates("query"):
+            if backend is first:
+                break
+            encoder = backend.make(self)
+            if encoder is not None:
+                return encoder
+        return ingest.loaded if isinstance(ingest, LazyEncoder) else ingest
+
+    def prepare(self) -> None:
+        """Make ready now what later processes embedding with this spec will want (the ONNX graph, exported
+        while an ingest has torch loaded anyway); what fails only means they choose another backend."""
+        for backend in self._allowed():
+            backend.prepare(self)
+
+    def _allowed(self) -> list[Backend]:
+        if self.backends is None:
+            return [b for b in BACKENDS.values() if b.switched_on()]
+        return [b for b in BACKENDS.values() if b.name in self.backends]
+
+    def _candidates(self, purpose: Purpose) -> list[Backend]:
+        return [b for b in self._allowed() if b.serves(self, purpose)]
+
+    def _names(self) -> list[str]:
+        return [b.name for b in self._allowed()]
+
+
+class Backend(Protocol):
+    """One way of embedding: what it serves, how its encoder is made, what it prepares ahead."""
+
+    name: str
+
+    def switched_on(self) -> bool:
+        """Whether this process may use it (an environment switch); cheap, imports nothing heavy."""
+        ...
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        """Whether it can embed for ``spec`` and ``purpose`` (pooling, precision, runtime installed); cheap."""
+        ...
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        """Its encoder for ``spec``, or ``None`` where it cannot be made here (the next backend is tried)."""
+        ...
+
+    def made(self, encoder: object) -> bool:
+        """Whether ``encoder`` is one of its encoders."""
+        ...
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        """Get ready what its later encoders for ``spec`` need (nothing for most)."""
+        ...
+
+
+class OnnxBackend:
+    """``OnnxEncoder``: the model's exported graph on ONNX Runtime (exported on first need)."""
+
+    name = "onnx"
+
+    def switched_on(self) -> bool:
+        return onnx_encoder.enabled()
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        # The graph embeds in float32: the passages of an fp32 index, and queries whatever the passages were
+        # embedded in (bf16 and fp32 vectors of one model agree to a cosine of 0.9999).
+        fits = purpose == "query" or spec.embeds_in == "fp32"
+        return fits and onnx_encoder.can_run(spec.pooling, spec.pooling_params)
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        return onnx_encoder.load(spec.model, spec.pooling, spec.threads, batch_size=spec.batch_size)
+
+    def made(self, encoder: object) -> bool:
+        return isinstance(encoder, onnx_encoder.OnnxEncoder)
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        if self.serves(spec, "query"):
+            onnx_encoder.prepare_graph(spec.model, spec.pooling, spec.pooling_params)
+
+
+class TorchBackend:
+    """``Encoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
+
+    name = "torch"
+
+    def switched_on(self) -> bool:
+        return True
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        return True
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        return Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
+                       batch_size=spec.batch_size, threads=spec.threads, precision=spec.precision)
+
+    def made(self, encoder: object) -> bool:
+        return isinstance(encoder, Encoder)
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        pass
+
+
+# In order of preference; every list of backend names comes from here.
+BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), TorchBackend())}
+
+
+def backend_of(encoder: object) -> str | None:
+    """The name of the backend that made ``encoder`` (``None`` for one none of them made, such as a test's
+    fake)."""
+    return next((b.name for b in BACKENDS.values() if b.made(encoder)), None)
+
+
+def precision_of(encoder: object) -> str | None:
+    """What an encoder given from outside says it embeds in: ``fp32``, ``bf16`` or ``None`` if it does not say."""
+    given = getattr(encoder, "precision", None)
+    return resolve(given) if given in PRECISIONS else None

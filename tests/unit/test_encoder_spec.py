@@ -1,0 +1,76 @@
+"""``EncoderSpec`` chooses the backend: ONNX for fp32 passages and for every query where it serves the pooling,
+torch otherwise; a pinned spec carries the driver's precision and backends to workers. No model is loaded: the
+ONNX backend's encoder is a stand-in, and torch's ``Encoder`` loads its model only on first use."""
+
+from __future__ import annotations
+
+import pytest
+
+from searchapp.encode import onnx_encoder
+from searchapp.encode.encoder import Encoder, LazyEncoder
+from searchapp.encode.spec import BACKENDS, EncoderSpec, backend_of
+from searchapp.errors import ConfigError
+
+
+@pytest.fixture()
+def graph(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """ONNX on and its graph loadable; returns the models an ``OnnxEncoder`` was made for."""
+    made: list[str] = []
+
+    def load(model: str, pooling: str, threads: int | None, export_missing: bool = True,
+             batch_size: int = 32) -> onnx_encoder.OnnxEncoder:
+        made.append(model)
+        return object.__new__(onnx_encoder.OnnxEncoder)  # no session: the choice is what is tested
+
+    monkeypatch.setenv("SEARCHAPP_ONNX", "1")
+    monkeypatch.setattr(onnx_encoder, "runtime_available", lambda: True)
+    monkeypatch.setattr(onnx_encoder, "load", load)
+    return made
+
+
+def test_fp32_ingests_and_queries_share_one_onnx_encoder(graph: list[str]) -> None:
+    spec = EncoderSpec(precision="fp32")
+    ingest = LazyEncoder(spec.build)
+    assert backend_of(ingest.loaded) == "onnx"
+    assert spec.query_encoder(ingest) is ingest.loaded
+    assert len(graph) == 1  # one session for both
+
+
+def test_bf16_ingests_with_torch_and_queries_through_onnx(graph: list[str]) -> None:
+    spec = EncoderSpec(precision="bf16")
+    ingest = LazyEncoder(spec.build)
+    assert backend_of(spec.query_encoder(ingest)) == "onnx"
+    assert backend_of(ingest.loaded) == "torch" and ingest.loaded.precision == "bf16"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_torch_everywhere_when_onnx_cannot_serve(graph: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                 precision: str) -> None:
+    for spec in (EncoderSpec(precision=precision, pooling="sep"),
+                 EncoderSpec(precision=precision, pooling="layers", pooling_params={"layers": [-1]})):
+        ingest = spec.build()
+        assert isinstance(ingest, Encoder) and spec.query_encoder(ingest) is ingest
+    assert graph == []
+    monkeypatch.setattr(onnx_encoder, "load", lambda *a, **k: None)  # no graph, and the export failed
+    spec = EncoderSpec(precision=precision)
+    ingest = spec.build()
+    assert isinstance(ingest, Encoder) and spec.query_encoder(ingest) is ingest
+
+
+def test_a_pinned_spec_carries_the_drivers_decisions(graph: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = EncoderSpec(precision="auto")
+    pinned = spec.pinned()
+    assert pinned.precision == spec.embeds_in in ("fp32", "bf16")
+    assert pinned.backends == tuple(BACKENDS)
+    monkeypatch.setenv("SEARCHAPP_ONNX", "0")
+    assert EncoderSpec(precision="fp32").pinned().backends == ("torch",)
+    assert isinstance(EncoderSpec(precision="fp32").build(), Encoder)
+    # A worker whose own environment differs still embeds as the driver decided.
+    assert backend_of(EncoderSpec(precision="fp32", backends=("onnx", "torch")).build()) == "onnx"
+
+
+def test_bad_specs_are_refused() -> None:
+    with pytest.raises(ConfigError, match="fp16"):
+        EncoderSpec(precision="fp16")
+    with pytest.raises(ConfigError, match="unknown encoder backend cuda"):
+        EncoderSpec(backends=("cuda",))
