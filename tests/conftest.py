@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,3 +175,12 @@ def stores(index_at: Callable[..., Index]) -> Stores:
     """The opened ``Stores`` of a fresh, empty index (settings stored, ``fake_encoder``'s dimension) on this
     test's backend."""
     return index_at().stores
+
+
+def small_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamed reads (export) fetch 2 rows at a time from now on, so that a read which were not one snapshot would
+    see a writer's rows in a later fetch: ``STREAM_ROWS`` (store/base.py) set in every store module loaded that
+    reads it, whichever backend module that is."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("searchapp.store.") and hasattr(module, "STREAM_ROWS"):
+            monkeypatch.setattr(module, "STREAM_ROWS", 2)

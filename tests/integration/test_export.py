@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from typer.testing import CliRunner
 
 from searchapp import Index
 from searchapp.cli import app
-from tests.conftest import SMALL_TEXTS
+from tests.conftest import SMALL_TEXTS, small_fetches
 
 runner = CliRunner()
 
@@ -66,13 +64,6 @@ def test_cli_export_streams_json_lines_that_match_the_index(tmp_path: Path, smal
             # The stored float32 vector exactly, as a list of floats.
             assert np.array_equal(np.float32(r["vector"]), np.float32(old[r["id"]]))
             assert len(r["vector"]) == 64
-
-
-def small_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Streamed reads fetch 2 rows at a time, in whichever store module reads ``STREAM_ROWS`` (store/base.py)."""
-    for name, module in list(sys.modules.items()):
-        if name.startswith("searchapp.store.") and hasattr(module, "STREAM_ROWS"):
-            monkeypatch.setattr(module, "STREAM_ROWS", 2)
 
 
 def test_export_reads_one_snapshot_while_a_writer_goes_on(index_at, monkeypatch) -> None:  # type: ignore[no-untyped-def]

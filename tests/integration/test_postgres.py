@@ -147,9 +147,10 @@ def test_scores_stay_right_over_repeated_queries_on_one_process(tmp_path: Path, 
                 assert [(h.passage_id, h.lexical_score) for h in again] == first[mode]
 
 
-def test_hybrid_candidates_carry_both_real_scores(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_hybrid_candidates_carry_both_real_scores(tmp_path: Path, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # On both backends (``index_at``): the seam's ``gather``.
     write_corpus(tmp_path / "docs")
-    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         query = "rotate the keys of the locks"
         qvec = fake_encoder.encode([query])[0]
