@@ -1,13 +1,21 @@
-"""Shared fixtures: isolated working dir and home, a deterministic fake encoder, the real model once."""
+"""Shared fixtures: isolated working dir and home, a deterministic fake encoder, the real model once, a throw-away
+PostgreSQL server, and indexes on each storage backend (``backend``, ``index_location``, ``index_at``, ``stores``)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
+
+if TYPE_CHECKING:
+    from searchapp import Index
+    from searchapp.store.base import Stores
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -113,3 +121,66 @@ def pg_url(pg_server, request: pytest.FixtureRequest) -> str:  # type: ignore[no
     """An index location in a schema of its own, for this test."""
     schema = "t_" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
     return pg_server.url("searchapp_test") + f"&schema={schema}"
+
+
+BACKENDS = ("folder", "postgresql")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The storage backend this test runs on: a test asking for it (or for ``index_location``, ``index_at`` or
+    ``stores``) runs once per backend. The ``postgresql`` run is skipped only where ``pg_server`` cannot start
+    (``tests.pg_server.available()`` says why); CI starts it."""
+    return str(request.param)
+
+
+@pytest.fixture()
+def location_of(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], str]:
+    """Locations of fresh indexes on this test's backend, by name: a folder ``tmp_path / name``, or a schema of
+    its own in the session's PostgreSQL database (``"ix"`` is ``pg_url``'s schema)."""
+    if backend == "postgresql":
+        url: str = request.getfixturevalue("pg_url")
+        return lambda name: url if name == "ix" else f"{url}_{name}"
+    return lambda name: str(tmp_path / name)
+
+
+@pytest.fixture()
+def index_location(location_of: Callable[[str], str]) -> str:
+    """Where this test's index lives on its backend: ``tmp_path / "ix"`` (as a string), or ``pg_url``."""
+    return location_of("ix")
+
+
+@pytest.fixture()
+def index_at(location_of: Callable[[str], str], fake_encoder: FakeEncoder) -> Iterator[Callable[..., Index]]:
+    """``index_at(name="ix", encoder=None, **settings)`` creates an index at ``location_of(name)`` on this test's
+    backend with ``IndexConfig.from_flat(**settings)`` and ``fake_encoder`` (unless given another) and returns the
+    open ``Index``; whatever it opened is closed after the test."""
+    from searchapp import Index, IndexConfig
+
+    opened: list[Index] = []
+
+    def create(name: str = "ix", encoder: Any = None, **settings: Any) -> Index:
+        ix = Index(location_of(name), create=True, config=IndexConfig.from_flat(**settings),
+                   encoder=fake_encoder if encoder is None else encoder)
+        opened.append(ix)
+        return ix
+
+    yield create
+    for ix in opened:
+        ix.close()
+
+
+@pytest.fixture()
+def stores(index_at: Callable[..., Index]) -> Stores:
+    """The opened ``Stores`` of a fresh, empty index (settings stored, ``fake_encoder``'s dimension) on this
+    test's backend."""
+    return index_at().stores
+
+
+def small_fetches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamed reads (export) fetch 2 rows at a time from now on, so that a read which were not one snapshot would
+    see a writer's rows in a later fetch: ``STREAM_ROWS`` (store/base.py) set in every store module loaded that
+    reads it, whichever backend module that is."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("searchapp.store.") and hasattr(module, "STREAM_ROWS"):
+            monkeypatch.setattr(module, "STREAM_ROWS", 2)

@@ -1,4 +1,5 @@
-"""A document's text and a passage's context, rebuilt from the stored passages (Index.document, Index.context)."""
+"""A document's text and a passage's context, rebuilt from the stored passages (Index.document, Index.context), on
+both backends."""
 
 from __future__ import annotations
 
@@ -33,10 +34,11 @@ def test_rebuild_fills_gaps_keeps_offsets_and_takes_overlaps_once() -> None:
     assert rebuild([], 0, 3) == "  \n"
 
 
-def check_document_text(ix: Index, folder: Path) -> None:
-    """Shared with the PostgreSQL backend's test (tests/integration/test_postgres.py)."""
+def test_document_text_and_context_from_the_passages(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "keys.md").write_text(TEXT, encoding="utf-8")
+    ix = index_at(max_tokens=24)
     ix.ingest(folder)
     path = str((folder / "keys.md").resolve())
     whole = ix.document(path)
@@ -81,7 +83,3 @@ def check_document_text(ix: Index, folder: Path) -> None:
     with pytest.raises(ConfigError):
         ix.context(hit.passage_id, chars=-1)
 
-
-def test_document_text_and_context_from_the_passages(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
-        check_document_text(ix, tmp_path / "docs")

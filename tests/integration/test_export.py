@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 from typer.testing import CliRunner
 
-from searchapp import Index, IndexConfig
+from searchapp import Index
 from searchapp.cli import app
+from tests.conftest import SMALL_TEXTS, small_fetches
 
 runner = CliRunner()
 
@@ -65,9 +66,11 @@ def test_cli_export_streams_json_lines_that_match_the_index(tmp_path: Path, smal
             assert len(r["vector"]) == 64
 
 
-def test_export_reads_one_snapshot_while_a_writer_goes_on(small_index, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_export_reads_one_snapshot_while_a_writer_goes_on(index_at, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Several fetches, so a later one would see the writer's rows were the reads not one snapshot.
-    monkeypatch.setattr("searchapp.store.records.STREAM_ROWS", 2)
+    small_index = index_at()
+    small_index.add_texts(SMALL_TEXTS, ids=[f"t{i}" for i in range(len(SMALL_TEXTS))])
+    small_fetches(monkeypatch)
     stream = small_index.export()
     first = next(stream)
     small_index.add_texts(["A text added while the export runs."], ids=["late"])
@@ -77,8 +80,8 @@ def test_export_reads_one_snapshot_while_a_writer_goes_on(small_index, monkeypat
     assert "late" in {r.path for r in small_index.export()}
 
 
-def test_export_from_postgresql(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with Index(pg_url, create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+def test_export_rows_and_their_snapshot(index_at) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
         ix.add_texts(["Signing keys rotate.", "Tomatoes want water.\n\nSecond passage here."], ids=["a", "b"],
                      metadatas=[{"k": 1}, {}])
         rows = check_export(ix, vectors=True)

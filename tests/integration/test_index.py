@@ -1,4 +1,6 @@
-"""Index round trips with the deterministic fake encoder: incremental ingest, removal, safety checks."""
+"""Index round trips with the deterministic fake encoder: incremental ingest, removal, safety checks; on both
+backends (``index_at``, tests/conftest.py) where the storage seam is what is tested, on the folder one where its
+vector file is."""
 
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ def paths(hits) -> list[str]:  # type: ignore[no-untyped-def]
     return [Path(h.path).name for h in hits]
 
 
-def test_ingest_then_query_all_modes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_then_query_all_modes(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         summary = ix.ingest(tmp_path / "docs")
         assert (summary.added, summary.failed, summary.passages_embedded) == (4, 0, 4)
         for mode in MODES:
@@ -46,20 +48,20 @@ def test_ingest_then_query_all_modes(tmp_path: Path, fake_encoder) -> None:  # t
         assert Path(hit.path).read_text()[hit.start : hit.end] == hit.text
 
 
-def test_reingest_unchanged_embeds_nothing(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_reingest_unchanged_embeds_nothing(tmp_path: Path, index_location: str, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
     before = fake_encoder.embedded
-    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+    with Index(index_location, encoder=fake_encoder) as ix:
         summary = ix.ingest(tmp_path / "docs")
     assert (summary.unchanged, summary.added, summary.passages_embedded) == (4, 0, 0)
     assert fake_encoder.embedded == before
 
 
-def test_touched_but_identical_file_is_not_reembedded(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_touched_but_identical_file_is_not_reembedded(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         f = tmp_path / "docs" / "fruit.txt"
         os.utime(f, (1, 1))
@@ -67,9 +69,9 @@ def test_touched_but_identical_file_is_not_reembedded(tmp_path: Path, fake_encod
     assert (summary.unchanged, summary.passages_embedded) == (4, 0)
 
 
-def test_edited_file_reembeds_only_its_passages(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_edited_file_reembeds_only_its_passages(tmp_path: Path, backend: str, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         fake_encoder.calls.clear()
         (tmp_path / "docs" / "fruit.txt").write_text("Cherries are dark red. Lemons are sour.\n")
@@ -80,28 +82,32 @@ def test_edited_file_reembeds_only_its_passages(tmp_path: Path, fake_encoder) ->
             assert "Bananas" not in " ".join(h.text for h in ix.search("bananas yellow", k=10, mode=mode))
             assert paths(ix.search("cherries lemons", k=1, mode=mode)) == ["fruit.txt"]
         assert ix.stats().passages == 4
-        assert ix.stores.vectors.count == 4
+        if backend == "folder":  # the vector file beside the database
+            assert ix.stores.vectors.count == 4
 
 
-def test_deleted_file_can_no_longer_be_returned(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_deleted_file_can_no_longer_be_returned(  # type: ignore[no-untyped-def]
+    tmp_path: Path, backend: str, index_location: str, index_at, fake_encoder
+) -> None:
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         (tmp_path / "docs" / "keys.md").unlink()
         summary = ix.ingest(tmp_path / "docs")
         assert summary.removed == 1
-    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # and after a restart
+    with Index(index_location, encoder=fake_encoder) as ix:  # and after a restart
         for mode in MODES:
             assert "keys.md" not in paths(ix.search("rotate signing keys", k=10, mode=mode))
         assert ix.stats().documents == 3
-        assert ix.stores.vectors.count == 3
+        if backend == "folder":  # the vector file beside the database
+            assert ix.stores.vectors.count == 3
 
 
-def test_ingest_of_one_folder_keeps_documents_of_another(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_of_one_folder_keeps_documents_of_another(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.txt").write_text("Zebras have stripes.\n")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         ix.ingest(tmp_path / "other")
         assert ix.stats().documents == 5
@@ -109,14 +115,14 @@ def test_ingest_of_one_folder_keeps_documents_of_another(tmp_path: Path, fake_en
         assert (summary.removed, summary.unchanged) == (0, 2)
 
 
-def test_bad_files_are_skipped_with_reasons(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_bad_files_are_skipped_with_reasons(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
     (tmp_path / "docs" / "empty.txt").write_bytes(b"")
     (tmp_path / "docs" / "binary.txt").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "docs" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
     (tmp_path / "docs" / "broken.docx").write_bytes(b"PK\x03\x04 junk")
     (tmp_path / "docs" / "latin1.txt").write_bytes("Café crème brûlée à la carte, déjà vu.".encode("cp1252"))
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         summary = ix.ingest(tmp_path / "docs")
         assert summary.added == 5
         reasons = {Path(p).name: r for p, r in summary.failures}
@@ -146,22 +152,22 @@ def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
         Index(tmp_path / "nope")
 
 
-def test_encoder_mismatch_refused(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_encoder_mismatch_refused(tmp_path: Path, index_location: str, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
     with pytest.raises(EncoderMismatchError, match="pooling"):
-        Index.open_or_create(tmp_path / "ix", pooling="cls")
+        Index.open_or_create(index_location, pooling="cls")
     with pytest.raises(ConfigError, match="max_tokens"):
-        Index.open_or_create(tmp_path / "ix", max_tokens=128)
-    with Index.open_or_create(tmp_path / "ix", pooling="mean", encoder=fake_encoder) as ix:
+        Index.open_or_create(index_location, max_tokens=128)
+    with Index.open_or_create(index_location, pooling="mean", encoder=fake_encoder) as ix:
         assert ix.stats().documents == 4
 
 
-def test_second_writer_is_refused(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_second_writer_is_refused(tmp_path: Path, index_location: str, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as ix, ix.writing():
-        other = Index(tmp_path / "ix", encoder=fake_encoder)
+    with index_at() as ix, ix.writing():
+        other = Index(index_location, encoder=fake_encoder)
         with pytest.raises(IndexLockedError):
             other.ingest(tmp_path / "docs")
         other.close()
@@ -192,11 +198,11 @@ def test_hybrid_gives_missing_candidates_their_real_scores(tmp_path: Path, fake_
             assert h.lexical_score == pytest.approx(lexical.get(h.passage_id, 0.0))
 
 
-def test_removal_works_with_dotdot_paths_and_respects_filters(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_removal_works_with_dotdot_paths_and_respects_filters(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
     (tmp_path / "work").mkdir()
     os.chdir(tmp_path / "work")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest("../docs")
         # A filtered run neither re-adds nor removes what the filter does not select.
         summary = ix.ingest("../docs", include=["*.md"])
@@ -219,15 +225,17 @@ def test_corrupt_vector_file_is_rebuilt(tmp_path: Path, fake_encoder) -> None:  
         assert paths(ix.search("rotate signing keys", k=1, mode="dense")) == ["keys.md"]
 
 
-def test_long_lived_reader_sees_another_writers_changes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_long_lived_reader_sees_another_writers_changes(  # type: ignore[no-untyped-def]
+    tmp_path: Path, index_location: str, index_at, fake_encoder
+) -> None:
     write_corpus(tmp_path / "docs")
-    with open_index(tmp_path, fake_encoder) as writer:
+    with index_at() as writer:
         writer.ingest(tmp_path / "docs")
-    reader = Index(tmp_path / "ix", encoder=fake_encoder)
+    reader = Index(index_location, encoder=fake_encoder)
     assert "zebra.txt" not in paths(reader.search("zebras stripes", k=5, mode="dense"))
     (tmp_path / "docs" / "zebra.txt").write_text("Zebras have black and white stripes.\n")
     (tmp_path / "docs" / "keys.md").unlink()
-    with Index(tmp_path / "ix", encoder=fake_encoder) as writer:
+    with Index(index_location, encoder=fake_encoder) as writer:
         writer.ingest(tmp_path / "docs")
     assert paths(reader.search("zebras stripes", k=1, mode="dense")) == ["zebra.txt"]
     assert len(reader.search("rotate signing keys", k=4, mode="dense")) == 4  # no dangling ids
@@ -360,13 +368,13 @@ def test_read_only_index_writes_nothing(tmp_path: Path, fake_encoder) -> None:  
     assert not (tmp_path / "ix" / VECTORS_NAME).exists()
 
 
-def test_a_writer_thread_waits_while_another_thread_of_the_process_holds_the_lock(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_a_writer_thread_waits_while_another_thread_of_the_process_holds_the_lock(index_at) -> None:  # type: ignore[no-untyped-def]
     # A reader saving a rebuilt vector file takes the writer lock without waiting; a writer thread meanwhile must
     # wait its turn, not be told that another process is writing.
     import threading
     import time
 
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         held, release = threading.Event(), threading.Event()
 
         def saver() -> None:
@@ -395,11 +403,11 @@ def test_a_writer_thread_waits_while_another_thread_of_the_process_holds_the_loc
         assert "error" not in result and result["summary"].added == 1  # type: ignore[attr-defined]
 
 
-def test_reopening_with_the_settings_an_index_was_built_with_is_accepted(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_reopening_with_the_settings_an_index_was_built_with_is_accepted(index_location: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     # Each given setting is compared with the built index's, not validated against the defaults on its own.
-    with Index.open_or_create(tmp_path / "ix", max_tokens=512, overlap=300, encoder=fake_encoder):
+    with Index.open_or_create(index_location, max_tokens=512, overlap=300, encoder=fake_encoder):
         pass
-    with Index.open_or_create(tmp_path / "ix", overlap=300, encoder=fake_encoder) as ix:
+    with Index.open_or_create(index_location, overlap=300, encoder=fake_encoder) as ix:
         assert ix.config.splitter.overlap == 300
     with pytest.raises(ConfigError, match="overlap=300"):
-        Index.open_or_create(tmp_path / "ix", overlap=10, encoder=fake_encoder)
+        Index.open_or_create(index_location, overlap=10, encoder=fake_encoder)

@@ -17,16 +17,20 @@ from searchapp import Index, IndexConfig
 from searchapp.cli import app
 from searchapp.store import schema
 from searchapp.types import ExportedDocument
+from tests.conftest import SMALL_TEXTS
 
 runner = CliRunner()
 
 
-def test_documents_lists_files_and_texts_with_passages_and_sizes(tmp_path: Path, small_index, fake_model) -> None:  # type: ignore[no-untyped-def]
+def test_documents_lists_files_and_texts_with_passages_and_sizes(  # type: ignore[no-untyped-def]
+    tmp_path: Path, index_location: str, index_at, fake_model
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "keys.txt").write_text("Rotate the signing keys every quarter.\n")
-    ix = str(tmp_path / "ix")
-    small_index.close()
+    with index_at() as small_index:  # the conftest's small_index, on this test's backend
+        small_index.add_texts(SMALL_TEXTS, ids=[f"t{i}" for i in range(len(SMALL_TEXTS))])
+    ix = index_location
     assert runner.invoke(app, ["ingest", str(docs), "-i", ix]).exit_code == 0
     out = json.loads(runner.invoke(app, ["documents", "-i", ix, "--json"]).stdout)["documents"]
     by_path = {d["path"]: d for d in out}
@@ -47,10 +51,12 @@ def test_documents_lists_files_and_texts_with_passages_and_sizes(tmp_path: Path,
     assert f"{mtime}  {local(indexed_at).strftime('%Y-%m-%d %H:%M')}  file" in row
 
 
-def check_indexed_at(ix: Index, docs: Path) -> None:
-    """``indexed_at`` is set when a document's row is written (added, content replaced) and kept otherwise (an
-    unchanged re-ingest, a new mtime alone, ``force``, a metadata-only change); ``export`` says the same."""
+def test_indexed_at_is_set_when_a_document_is_written_and_kept_otherwise(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    # ``indexed_at`` is set when a document's row is written (added, content replaced) and kept otherwise (an
+    # unchanged re-ingest, a new mtime alone, ``force``, a metadata-only change); ``export`` says the same.
+    docs = tmp_path / "docs"
     docs.mkdir()
+    ix = index_at()
     a, b = docs / "a.txt", docs / "b.txt"
     a.write_text("Rotate the signing keys every quarter.\n")
     b.write_text("Bananas are yellow and apples are red.\n")
@@ -84,10 +90,6 @@ def check_indexed_at(ix: Index, docs: Path) -> None:
     assert {Path(str(r["path"])).name: r["indexed_at"] for r in (e.to_dict() for e in ix.export())
             if r["type"] == "document"} == again
 
-
-def test_indexed_at_is_set_when_a_document_is_written_and_kept_otherwise(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
-        check_indexed_at(ix, tmp_path / "docs")
 
 
 def test_an_index_from_before_revision_0004_opens_and_lists_null(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]

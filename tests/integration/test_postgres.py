@@ -1,5 +1,7 @@
 """The PostgreSQL backend against a real server (tests/pg_server.py): parity with the folder backend, real BM25,
-pgvector's traps, deletes, the writer lock, migrations and schemas."""
+pgvector's traps, deletes, the writer lock, migrations and schemas. What both backends promise alike (filters,
+sources, document text, indexed_at, export, ...) is tested on each by the tests that ask for ``backend``,
+``index_location``, ``index_at`` or ``stores`` (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import sqlalchemy as sa
 
 from searchapp import Index, IndexConfig, IndexLockedError
 from searchapp.errors import ConfigError, IndexNotFoundError
-from tests.integration.test_texts_and_filters import FILTER_CASES, check_filters, check_sources
+from searchapp.types import ExportedPassage
 
 MODES = ("lexical", "dense", "hybrid")
 TEXTS = {
@@ -77,8 +79,8 @@ def test_parity_with_the_folder_backend(tmp_path: Path, pg_url: str) -> None:
             assert (summary.added, summary.failed) == (len(TEXTS), 0)
         assert stored(pg) == stored(folder)
         assert pg.stats().passages == folder.stats().passages > len(TEXTS)
-        folder_vecs = {pid: vec for pid, vec in zip(*folder.stores.vectors.vectors(), strict=True)}
-        pg_vecs = pg.stores.vectors_of(list(folder_vecs))
+        folder_vecs, pg_vecs = (
+            {r.id: r.vector for r in ix.export(vectors=True) if isinstance(r, ExportedPassage)} for ix in (folder, pg))
         assert set(pg_vecs) == set(folder_vecs)  # the same ids, assigned in the same order
         for pid, vec in folder_vecs.items():
             np.testing.assert_allclose(pg_vecs[pid], vec, atol=1e-6)
@@ -145,9 +147,10 @@ def test_scores_stay_right_over_repeated_queries_on_one_process(tmp_path: Path, 
                 assert [(h.passage_id, h.lexical_score) for h in again] == first[mode]
 
 
-def test_hybrid_candidates_carry_both_real_scores(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_hybrid_candidates_carry_both_real_scores(tmp_path: Path, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # On both backends (``index_at``): the seam's ``gather``.
     write_corpus(tmp_path / "docs")
-    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(tmp_path / "docs")
         query = "rotate the keys of the locks"
         qvec = fake_encoder.encode([query])[0]
@@ -263,12 +266,6 @@ def test_without_pg_textsearch_lexical_is_a_clear_error_and_dense_works(pg_serve
         assert ix.search("rotate keys", mode="dense")[0].path == "keys"
 
 
-@pytest.mark.parametrize(("filters", "expected"), FILTER_CASES)
-def test_filters_restrict_every_mode(pg_url: str, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
-    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
-        check_filters(ix, filters, expected)
-
-
 def test_a_long_lived_reader_sees_the_statistics_of_another_process_rebuild(  # type: ignore[no-untyped-def]
     tmp_path: Path, pg_url: str, fake_encoder
 ) -> None:
@@ -336,27 +333,6 @@ def test_a_schema_written_by_a_newer_version_is_refused(pg_url: str, fake_encode
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
     with pytest.raises(SchemaError, match="newer searchapp"):
         Index(pg_url, encoder=fake_encoder)
-
-
-def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
-        check_sources(ix, tmp_path / "docs")
-
-
-def test_document_text_and_context_from_the_passages(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    from tests.integration.test_document_text import check_document_text
-
-    with Index(pg_url, create=True, config=IndexConfig.from_flat(max_tokens=24), encoder=fake_encoder) as ix:
-        check_document_text(ix, tmp_path / "docs")
-
-
-def test_indexed_at_is_set_when_a_document_is_written_and_kept_otherwise(  # type: ignore[no-untyped-def]
-    tmp_path: Path, pg_url: str, fake_encoder
-) -> None:
-    from tests.integration.test_manage import check_indexed_at
-
-    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
-        check_indexed_at(ix, tmp_path / "docs")
 
 
 def test_an_index_from_before_revision_0004_opens_and_lists_null(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,5 @@
-"""Texts added through the Python API (ids, metadata, replace, remove) and filtered search."""
+"""Texts added through the Python API (ids, metadata, replace, remove) and filtered search, on both backends
+(``index_at``, tests/conftest.py) where the storage seam is what is tested."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def add_all(ix: Index) -> None:
     ix.add_texts([TEXTS[i][0] for i in ids], ids=ids, metadatas=[TEXTS[i][1] for i in ids])
 
 
-def test_added_texts_are_searchable_with_metadata_and_exact_spans(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
+def test_added_texts_are_searchable_with_metadata_and_exact_spans(index_at) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
         add_all(ix)
         for mode in MODES:
             hit = ix.search("rotate the signing keys", k=1, mode=mode)[0]
@@ -53,8 +54,8 @@ def test_added_texts_are_searchable_with_metadata_and_exact_spans(tmp_path: Path
             assert hit.to_dict()["metadata"] == {"team": "security", "year": 2024}
 
 
-def test_same_text_again_is_a_no_op_and_metadata_change_is_not_reembedded(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
+def test_same_text_again_is_a_no_op_and_metadata_change_is_not_reembedded(index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
         add_all(ix)
         before = fake_encoder.embedded
         again = ix.add_texts([TEXTS["k1"][0]], ids=["k1"], metadatas=[TEXTS["k1"][1]])
@@ -70,8 +71,8 @@ def test_same_text_again_is_a_no_op_and_metadata_change_is_not_reembedded(tmp_pa
         assert ix.stats().documents == len(TEXTS)
 
 
-def test_default_ids_are_content_hashes(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
+def test_default_ids_are_content_hashes(index_at) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
         ix.add_texts(["alpha beta gamma", "delta epsilon"])
         assert {h.path for h in ix.search("alpha delta", k=5, mode="lexical")} == {
             text_id("alpha beta gamma"), text_id("delta epsilon")
@@ -79,52 +80,54 @@ def test_default_ids_are_content_hashes(tmp_path: Path, fake_encoder) -> None:  
         assert ix.add_texts(["alpha beta gamma"]).unchanged == 1
 
 
-def test_remove_takes_texts_out_of_every_side(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
+def test_remove_takes_texts_out_of_every_side(backend: str, index_location: str, index_at, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
         add_all(ix)
         assert ix.remove(["k1", "nope"]) == 1
         for mode in MODES:
             assert "k1" not in {h.path for h in ix.search("rotate the signing keys", k=10, mode=mode)}, mode
-        assert ix.stores.vectors.count == ix.stats().passages == len(TEXTS) - 1
-    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:  # the removal was saved
-        assert ix.stores.vectors.count == len(TEXTS) - 1
+        assert ix.stats().passages == len(TEXTS) - 1
+        if backend == "folder":  # the vector file beside the database
+            assert ix.stores.vectors.count == ix.stats().passages
+    with Index(index_location, encoder=fake_encoder) as ix:  # the removal was saved
+        assert ix.stats().passages == len(TEXTS) - 1
+        if backend == "folder":
+            assert ix.stores.vectors.count == len(TEXTS) - 1
 
 
 @pytest.mark.parametrize(("filters", "expected"), FILTER_CASES)
-def test_filters_restrict_every_mode(tmp_path: Path, fake_encoder, filters, expected) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
-        check_filters(ix, filters, expected)
+def test_filters_restrict_every_mode(index_at, filters, expected) -> None:  # type: ignore[no-untyped-def]
+    with index_at() as ix:
+        add_all(ix)
+        for mode in MODES:
+            # A query that favours the documents the filter excludes: the filter must act before ranking.
+            hits = ix.search("networks route packets database", k=10, mode=mode, filters=filters)
+            got = {h.path for h in hits}
+            assert got <= expected, mode
+            if mode != "lexical":  # dense and hybrid rank every allowed passage
+                assert got == expected, mode
 
 
-def check_filters(ix: Index, filters: dict, expected: set[str]) -> None:  # type: ignore[type-arg]
-    """Shared with the PostgreSQL backend's test (tests/integration/test_postgres.py)."""
-    add_all(ix)
-    for mode in MODES:
-        # A query that favours the documents the filter excludes: the filter must act before ranking.
-        hits = ix.search("networks route packets database", k=10, mode=mode, filters=filters)
-        got = {h.path for h in hits}
-        assert got <= expected, mode
-        if mode != "lexical":  # dense and hybrid rank every allowed passage
-            assert got == expected, mode
-
-
-def test_filtered_query_finds_matches_far_below_the_unfiltered_top(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder, k0=5, ivf_threshold=150) as ix:
+def test_filtered_query_finds_matches_far_below_the_unfiltered_top(backend: str, index_at) -> None:  # type: ignore[no-untyped-def]
+    with index_at(k0=5, ivf_threshold=150) as ix:
         texts = [f"rotate the signing keys number {i}" for i in range(200)] + ["an unrelated note on keys"]
         ids = [f"t{i}" for i in range(201)]
         metas = [{"kind": "bulk"}] * 200 + [{"kind": "rare"}]
         ix.add_texts(texts, ids=ids, metadatas=metas)
-        assert ix.stores.vectors.kind == "ivf"  # the selector path of the approximate index, too
+        if backend == "folder":
+            assert ix.stores.vectors.kind == "ivf"  # the selector path of the approximate index, too
+        else:
+            assert ix.stats().vector_index == "hnsw"  # the approximate index's filtered path, too
         for mode in MODES:
             hits = ix.search("rotate the signing keys", k=3, mode=mode, filters={"metadata": {"kind": "rare"}})
             assert [h.path for h in hits] == ["t200"], mode
 
 
-def test_reingesting_a_folder_keeps_added_texts(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_reingesting_a_folder_keeps_added_texts(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Apples are red.\n")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(docs)
         add_all(ix)
         (docs / "a.txt").unlink()
@@ -165,32 +168,29 @@ def test_an_id_may_not_look_like_a_file_path(tmp_path: Path, fake_encoder, forge
         assert ix.stats().documents == 0
 
 
-def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Apples are red.\n")
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.ingest(docs)
         with pytest.raises(ConfigError, match="absolute file path"):
             ix.add_texts(["other"], ids=[str((docs / "a.txt").absolute())])
         assert ix.remove([str((docs / "a.txt").absolute())]) == 1  # the Python API removes files too
 
 
-def check_sources(ix: Index, docs: Path) -> None:
-    """Hits of an ingested file say ``file``, hits of an added text ``text``, in every mode and in JSON."""
+def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    # Hits of an ingested file say ``file``, hits of an added text ``text``, in every mode and in JSON.
+    docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "keys.md").write_text("Rotate the signing keys every quarter.\n")
-    ix.ingest(docs)
-    ix.add_texts(["Signing keys expire after a year."], ids=["docs/keys.md"])
-    for mode in MODES:
-        hits = ix.search("signing keys", k=5, mode=mode)
-        assert {h.path: h.source for h in hits} == {str(docs / "keys.md"): "file", "docs/keys.md": "text"}, mode
-        assert {h.to_dict()["source"] for h in hits} == {"file", "text"}
-
-
-def test_hits_say_whether_they_come_from_a_file_or_a_text(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    with open_index(tmp_path, fake_encoder) as ix:
-        check_sources(ix, tmp_path / "docs")
+    with index_at() as ix:
+        ix.ingest(docs)
+        ix.add_texts(["Signing keys expire after a year."], ids=["docs/keys.md"])
+        for mode in MODES:
+            hits = ix.search("signing keys", k=5, mode=mode)
+            assert {h.path: h.source for h in hits} == {str(docs / "keys.md"): "file", "docs/keys.md": "text"}, mode
+            assert {h.to_dict()["source"] for h in hits} == {"file", "text"}
 
 
 @pytest.mark.parametrize(
@@ -212,24 +212,26 @@ def test_bad_filters_are_clear_errors(tmp_path: Path, fake_encoder, filters, mes
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_exact_ties_are_ordered_by_passage_id_in_every_mode(tmp_path: Path, fake_encoder, mode: str) -> None:  # type: ignore[no-untyped-def]
+def test_exact_ties_are_ordered_by_passage_id_in_every_mode(index_at, mode: str) -> None:  # type: ignore[no-untyped-def]
     # Duplicate passages (common in pooled collections) score exactly alike; the order among them must not be
     # the engine's accident, or single and fused runs of the same scores disagree (and backends differ).
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         ix.add_texts(["signing keys rotate yearly"] * 6 + ["unrelated words here"], ids=[f"t{i}" for i in range(7)])
         hits = ix.search("signing keys rotate yearly", k=6, mode=mode)
         assert len({round(h.score, 6) for h in hits}) == 1, "the six copies must tie"
         assert [h.passage_id for h in hits] == sorted(h.passage_id for h in hits)
 
 
-def test_the_index_records_the_precision_its_vectors_were_embedded_in(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+def test_the_index_records_the_precision_its_vectors_were_embedded_in(  # type: ignore[no-untyped-def]
+    index_location: str, index_at, fake_encoder
+) -> None:
     fake_encoder.precision = "fp32"
-    with open_index(tmp_path, fake_encoder) as ix:
+    with index_at() as ix:
         assert ix.stats().to_dict()["vectors_precision"] is None  # nothing embedded yet
         ix.add_texts(["first text"], ids=["a"])
         assert ix.stats().vectors_precision == ("fp32",)
     fake_encoder.precision = "bf16"
-    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+    with Index(index_location, encoder=fake_encoder) as ix:
         ix.add_texts(["first text"], ids=["a"])  # unchanged: nothing embedded, nothing recorded
         assert ix.stats().vectors_precision == ("fp32",)
         ix.add_texts(["second text"], ids=["b"])
