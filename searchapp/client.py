@@ -4,13 +4,17 @@ so the retriever adapters work against a remote server too. Needs the ``client``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
 
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SearchappError
+from searchapp.query.options import SearchKwargs, nest
 from searchapp.types import Hit
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _ERRORS: dict[int, type[SearchappError]] = {400: ConfigError, 404: IndexNotFoundError, 409: IndexLockedError,
                                             422: ConfigError}
@@ -38,22 +42,14 @@ class Client:
             raise _ERRORS.get(r.status_code, SearchappError)(f"HTTP {r.status_code}: {message}")
         return r.json()
 
-    def search(
-        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
-        explain: bool = False, min_score: float | None = None, offset: int = 0, group_by: str | None = None,
-        **fusion: Any,
-    ) -> list[Hit]:
-        """As :meth:`searchapp.Index.search`, over HTTP."""
-        body = {"query": query, **_options(k, mode, filters, explain, min_score, offset, group_by, fusion)}
+    def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]:
+        """As :meth:`searchapp.Index.search`, over HTTP (``filters`` in their JSON form)."""
+        body = {"query": query, **nest(options)}
         return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 
-    def search_batch(
-        self, queries: Sequence[str], k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None,
-        explain: bool = False, min_score: float | None = None, offset: int = 0, group_by: str | None = None,
-        **fusion: Any,
-    ) -> list[list[Hit]]:
+    def search_batch(self, queries: Sequence[str], **options: Unpack[SearchKwargs]) -> list[list[Hit]]:
         """As :meth:`searchapp.Index.search_batch`, over HTTP."""
-        body = {"queries": list(queries), **_options(k, mode, filters, explain, min_score, offset, group_by, fusion)}
+        body = {"queries": list(queries), **nest(options)}
         return [[Hit.from_dict(h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
 
     def add_texts(
@@ -101,11 +97,3 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _options(
-    k: int, mode: str, filters: Mapping[str, Any] | None, explain: bool, min_score: float | None, offset: int,
-    group_by: str | None, fusion: Mapping[str, Any],
-) -> dict[str, Any]:
-    """The request fields of a search beside its queries (the server's ``SearchOptions``)."""
-    return {"k": k, "mode": mode, "filters": filters, "fusion": dict(fusion) or None, "explain": explain,
-            "min_score": min_score, "offset": offset, "group_by": group_by}

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,14 +23,18 @@ from searchapp.encode.precision import check_precision
 from searchapp.encode.spec import EncoderSpec, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError
-from searchapp.filters import METADATA_KEY, Filter
+from searchapp.filters import METADATA_KEY
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
+from searchapp.query.options import SearchKwargs
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
 from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
@@ -421,18 +425,7 @@ class Index:
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        mode: str = "hybrid",
-        filters: Filter | Mapping[str, Any] | None = None,
-        explain: bool = False,
-        min_score: float | None = None,
-        offset: int = 0,
-        group_by: str | None = None,
-        **fusion: Any,
-    ) -> list[Hit]:
+    def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]:
         """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
         that is not a string, a bad ``k``, mode, filter or fusion setting.
 
@@ -443,30 +436,18 @@ class Index:
         document's best passage once, its document's other ranked passages' ids in ``Hit.other_passages``.
 
         ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
-        "path_prefix": str, "path_glob": str}``; only matching documents are ranked. ``fusion`` overrides the
-        index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
+        "path_prefix": str, "path_glob": str}``; only matching documents are ranked. The other keywords override
+        the index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
         minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``, ``lexical_spread``.
+        The options and their defaults (``k=10``, ``mode="hybrid"``) are declared once: ``query/options.py``.
         """
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")
-        return self.search_batch([query], k=k, mode=mode, filters=filters, explain=explain,
-                                 min_score=min_score, offset=offset, group_by=group_by, **fusion)[0]
+        return self.search_batch([query], **options)[0]
 
-    def search_batch(
-        self,
-        queries: Sequence[str],
-        k: int = 10,
-        mode: str = "hybrid",
-        filters: Filter | Mapping[str, Any] | None = None,
-        explain: bool = False,
-        min_score: float | None = None,
-        offset: int = 0,
-        group_by: str | None = None,
-        **fusion: Any,
-    ) -> list[list[Hit]]:
+    def search_batch(self, queries: Sequence[str], **options: Unpack[SearchKwargs]) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
-        return self._engine().search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
-                                           min_score=min_score, offset=offset, group_by=group_by, **fusion)
+        return self._engine().search_batch(queries, **options)
 
     def documents(self) -> list[DocumentInfo]:
         """Every indexed document with its passage count, by path (or text id)."""

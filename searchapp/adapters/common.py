@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from searchapp.query.options import SearchKwargs
 from searchapp.types import Hit
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class Searcher(Protocol):
     """An :class:`searchapp.Index` or a :class:`searchapp.client.Client`: adapters work over either."""
 
-    def search(
-        self, query: str, k: int = 10, mode: str = "hybrid", filters: Mapping[str, Any] | None = None
-    ) -> list[Hit]: ...
+    def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]: ...
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 An option group is declared here once and used by every command that takes it: the encoder and splitter options
 as ``Annotated`` types, the fusion options as a decorator built from :class:`~searchapp.query.fusion.Fusion`'s
-fields, so a new fusion setting appears in every command (and in the HTTP schema) without being written again.
+fields, so a new fusion setting appears in every command (and in the HTTP schema) without being written again;
+the search options likewise from their declaration (``query/options.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import re
 import sys
 import typing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import Annotated, Any
@@ -25,6 +26,7 @@ from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
 from searchapp.query.fusion import Fusion, setting_help
+from searchapp.query.options import OPTIONS, Option
 
 DEFAULT_INDEX = ".searchapp"
 
@@ -184,6 +186,50 @@ def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..
 
         command.__signature__ = sig.replace(parameters=kept + added)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in kept + added}
+        return command
+
+    return deco
+
+
+def search_options(
+    own: Mapping[str, tuple[str, ...]] | None = None, short: Mapping[str, str] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command one option per search option (``query/options.py``: ``--k``, ``--mode``, ``--explain``,
+    ``--min-score``, ...) with its help, default and bounds (``short``: a one-letter flag too, by option name). A
+    search option named in ``own`` is the command's own parameters instead (filters: ``--filter``,
+    ``--path-prefix``, ``--path-glob``), moved into its place: all stand in declaration order where the first of
+    the command's own ones was. The command receives the generated ones as ``options: dict[str, Any]``."""
+    own, short = own or {}, short or {}
+    chosen = [opt for name, opt in OPTIONS.items() if name not in own]
+
+    def option(opt: Option) -> inspect.Parameter:
+        flags = ["--" + opt.name.replace("_", "-"), *([short[opt.name]] if opt.name in short else [])]
+        return inspect.Parameter(
+            opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=opt.default,
+            annotation=Annotated[opt.kind, typer.Option(*flags, help=opt.text(opt.help), min=opt.ge, max=opt.le)],
+        )
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        names = list(sig.parameters)
+        theirs = [p for group in own.values() for p in group]
+        kept = [p for p in sig.parameters.values() if p.name != "options" and p.name not in theirs]
+        block = [sig.parameters[p] if name in own else option(OPTIONS[name])
+                 for name in OPTIONS for p in own.get(name, (name,))]
+        first = min((names.index(p) for p in theirs), default=None)
+        if first is None:  # before the keyword-only parameters
+            at = next((i for i, p in enumerate(kept) if p.kind is inspect.Parameter.KEYWORD_ONLY), len(kept))
+        else:
+            at = sum(1 for p in kept if names.index(p.name) < first)
+        ordered = kept[:at] + block + kept[at:]
+
+        @functools.wraps(fn)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            options = {opt.name: kwargs.pop(opt.name) for opt in chosen}
+            return fn(*args, options=options, **kwargs)
+
+        command.__signature__ = sig.replace(parameters=ordered)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in ordered}
         return command
 
     return deco

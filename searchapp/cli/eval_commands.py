@@ -23,7 +23,7 @@ from searchapp.cli.common import (
 )
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import METRICS
-from searchapp.query.engine import MODES
+from searchapp.query.options import MODES
 
 if TYPE_CHECKING:
     from searchapp.config import IndexConfig
@@ -78,13 +78,13 @@ def eval_cmd(
     """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
     from searchapp.evaluate.runner import modes_for, write_trec_run
     from searchapp.evaluation import prepare
-    from searchapp.query.engine import check_mode, resolve_fusion
+    from searchapp.query.options import check, resolve_fusion
 
     with errors():
         base = _encoder_config(model, pooling, pooling_param, max_tokens, precision)
         modes = modes_for(mode)
         for m in modes:
-            check_mode(m)  # before any indexing work
+            check("mode", m)  # before any indexing work
         prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
         settings = resolve_fusion(prepared.fusion, fusion)
         results = {m: prepared.score(m, settings) for m in modes}

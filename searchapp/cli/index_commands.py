@@ -31,10 +31,10 @@ from searchapp.cli.common import (
     human_size,
     say,
     say_styled,
+    search_options,
 )
 from searchapp.errors import SearchappError
 from searchapp.keyvalue import parse_choices
-from searchapp.query.engine import GROUP_BY, MODES
 from searchapp.types import Explanation, Hit, Snippet
 
 
@@ -152,14 +152,13 @@ def _progress() -> Iterator[Callable[[int, int | None], None]]:
 
 
 @fusion_options()
+@search_options(own={"filters": ("filter_", "path_prefix", "path_glob")}, short={"k": "-k"})
 def query(
     text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
     file: Annotated[
         Path | None, typer.Option("--file", "-f", help="Run every line of this file as a query (batched).")
     ] = None,
     index: IndexOpt = DEFAULT_INDEX,
-    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Number of hits.")] = 10,
-    mode: Annotated[str, typer.Option(help=f"{', '.join(MODES)}.")] = "hybrid",
     filter_: Annotated[
         list[str] | None,
         typer.Option("--filter", help="Metadata KEY=VALUE the documents must have (repeatable; a repeated KEY "
@@ -169,21 +168,9 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show why each hit ranks there: both raw and normalised scores, the "
-                           "dense weight chosen and why, the matched terms.")
-    ] = False,
-    min_score: Annotated[
-        float | None, typer.Option(min=-1, max=1, help="Only passages whose cosine with the query is at least "
-                                   "this (dense and hybrid modes; comparable across queries, docs/cli.md).")
-    ] = None,
-    offset: Annotated[int, typer.Option(min=0, help="Skip this many hits first (the next page: --offset K).")] = 0,
-    group_by: Annotated[
-        str | None, typer.Option(help=f"{', '.join(GROUP_BY)}: each document once, by its best passage, with its "
-                                 "other matching passages counted.")
-    ] = None,
     as_json: JsonOpt = False,
     *,
+    options: dict[str, Any],
     fusion: dict[str, Any],
 ) -> None:
     """Rank passages for a question (or for every line of --file, encoded in batches)."""
@@ -194,14 +181,13 @@ def query(
         queries = _queries(text, file)
         filters = _filters(filter_ or [], path_prefix, path_glob)
         with Index(index) as ix:
-            results = ix.search_batch(queries, k=k, mode=mode, filters=filters, explain=explain,
-                                     min_score=min_score, offset=offset, group_by=group_by, **fusion)
+            results = ix.search_batch(queries, filters=filters, **options, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
                 )
     for q, hits in zip(queries, results, strict=True):
-        _render(q, mode, hits, as_json, header=file is not None)
+        _render(q, options["mode"], hits, as_json, header=file is not None)
 
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> dict[str, Any] | None:

@@ -9,61 +9,23 @@ query; one the dense side did not return gets its cosine from its stored vector)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from searchapp.errors import ConfigError
-from searchapp.filters import Filter
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
+from searchapp.query.options import SearchKwargs, resolve
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
 from searchapp.types import Explanation, Hit, PassageRecord, Run
 
-MODES = ("hybrid", "dense", "lexical")
-GROUP_BY = ("document",)  # what hits can be grouped by (the CLI's --group-by, the HTTP API's group_by)
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 # Queries -> float32 (n, d) unit vectors (truncated to the model's limit).
 QueryEncoder = Callable[[list[str]], np.ndarray]
-
-
-def check_mode(mode: str) -> str:
-    """``mode`` if it is a ranking mode, else ``ConfigError`` listing the valid ones."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode '{mode}': use one of {', '.join(MODES)}")
-    return mode
-
-
-def resolve_fusion(defaults: Fusion, overrides: Mapping[str, Any] | None) -> Fusion:
-    """``defaults`` with per-query overrides (``None`` values ignored); ``ConfigError`` on an unknown name."""
-    given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    valid = {f.name for f in fields(Fusion)}
-    unknown = sorted(set(given) - valid)
-    if unknown:
-        raise ConfigError(f"unknown fusion setting {', '.join(unknown)}: use {', '.join(sorted(valid))}")
-    return replace(defaults, **given)
-
-
-def check_group_by(group_by: str | None) -> None:
-    """``ConfigError`` unless ``group_by`` is ``None`` or one of :data:`GROUP_BY`."""
-    if group_by is not None and group_by not in GROUP_BY:
-        raise ConfigError(f"unknown group_by {group_by!r}: use one of {', '.join(GROUP_BY)}")
-
-
-def check_min_score(min_score: float | None, mode: str) -> None:
-    """``ConfigError`` unless ``min_score`` is ``None`` or a cosine in [-1, 1] asked of a mode that computes one.
-
-    The cut-off is on the cosine because it means the same for every query; fused scores are relative to the
-    query's candidates and BM25 grows with the query's length and rare words. Lexical mode computes no cosine
-    (it never loads the model), so a threshold there is refused rather than quietly ignored.
-    """
-    if min_score is None:
-        return
-    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1.0 <= min_score <= 1.0:
-        raise ConfigError(f"min_score is a cosine, in [-1, 1]; got {min_score!r}")
-    if mode == "lexical":
-        raise ConfigError("min_score is a threshold on the cosine, which lexical mode does not compute: use mode "
-                          "dense or hybrid")
 
 
 class QueryEngine:
@@ -75,44 +37,27 @@ class QueryEngine:
         self.encode = encode
         self.fusion = fusion
 
-    def search_batch(
-        self,
-        queries: Sequence[str],
-        k: int = 10,
-        mode: str = "hybrid",
-        filters: Filter | Mapping[str, Any] | None = None,
-        explain: bool = False,
-        min_score: float | None = None,
-        offset: int = 0,
-        group_by: str | None = None,
-        **fusion: Any,
-    ) -> list[list[Hit]]:
+    def search_batch(self, queries: Sequence[str], **options: Unpack[SearchKwargs]) -> list[list[Hit]]:
         """The ``k`` best passages for each query, after skipping the first ``offset``; ``filters`` (a
         :class:`Filter` or its JSON form) restricts the documents; ``explain`` gives every hit an
         :class:`Explanation`; ``min_score`` keeps only passages whose cosine with the query is at least that
         (dense and hybrid modes); ``group_by="document"`` gives each document's best passage once, its other
-        ranked passages' ids in ``other_passages``; ``fusion`` overrides the hybrid settings (the fields of
-        :class:`Fusion`)."""
-        check_mode(mode)
-        check_min_score(min_score, mode)
-        check_group_by(group_by)
+        ranked passages' ids in ``other_passages``; the other keywords override the hybrid settings (the fields
+        of :class:`Fusion`). The options are declared in ``query/options.py``."""
+        asked, settings = resolve(options, self.fusion)
         if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
             raise ConfigError("queries must be a list of strings (for one query, use search)")
-        for name, value, least in (("k", k, 1), ("offset", offset, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ConfigError(f"{name} must be a whole number of at least {least}, got {value!r}")
-        flt = Filter.parse(filters)
-        settings = resolve_fusion(self.fusion, fusion)
-        need = offset + k
+        mode, offset, explain, group_by = asked["mode"], asked["offset"], asked["explain"], asked["group_by"]
+        need = offset + asked["k"]
         live = [i for i, q in enumerate(queries) if q.strip()]
         out: list[list[Hit]] = [[] for _ in queries]
         if not live:
             return out
         qvecs = None if mode == "lexical" else self.encode([queries[i] for i in live])
-        with self.stores.reader(flt, dense=qvecs is not None) as reader:
+        with self.stores.reader(asked["filters"], dense=qvecs is not None) as reader:
             for n, i in enumerate(live):
                 search = _Search(reader, queries[i], None if qvecs is None else qvecs[n], mode, settings, explain,
-                                 min_score)
+                                 asked["min_score"])
                 if group_by is None:
                     ranked = search.rank(need)
                     page = [(pid, score, None) for pid, score in ranked.run[offset:need]]

@@ -111,11 +111,7 @@ def create_app(
             raise HTTPException(403, "this server is read-only (started with --read-only)")
 
     def run(queries: list[str], body: SearchRequest | BatchSearchRequest) -> list[SearchResponse]:
-        fusion = body.fusion.model_dump(exclude_none=True) if body.fusion else {}
-        filters = body.filters.model_dump() if body.filters else None
-        results = index.search_batch(queries, k=body.k, mode=body.mode, filters=filters, explain=body.explain,
-                                     min_score=body.min_score, offset=body.offset, group_by=body.group_by,
-                                     **fusion)
+        results = index.search_batch(queries, **body.search_kwargs())
         return [SearchResponse(query=q, mode=body.mode, hits=hits) for q, hits in zip(queries, results, strict=True)]
 
     @app.post("/search", response_model=SearchResponse, tags=["search"])

@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 
-from searchapp.query.engine import MODES
+from searchapp.query.options import MODES
 from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS, SearchRequest
 
 # Route -> (file in static/, media type).

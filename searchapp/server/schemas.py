@@ -9,12 +9,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from searchapp.query.engine import GROUP_BY, MODES
 from searchapp.query.fusion import Fusion, setting_help
+from searchapp.query.options import MAX_K, OPTIONS, flatten
 from searchapp.types import Hit
 
-# Bounds a single request may ask for: one request must not be able to hold the server for minutes.
-MAX_K = 1000
+# Bounds a single request may ask for: one request must not be able to hold the server for minutes (MAX_K, the
+# most hits and the deepest offset, is the search options': query/options.py).
 MAX_QUERY_CHARS = 10_000  # of a query, and of the ``q`` whose words a document or context highlights
 MAX_QUERIES = 256
 # Queries x k of one batch: 256 x 1000 hits made a 194 MB answer. 10 x 1000 or 256 x 39 still fit.
@@ -52,8 +52,6 @@ def _fusion_overrides() -> type[BaseModel]:
 
 
 FusionOverrides = _fusion_overrides()
-Mode = Literal[MODES]  # type: ignore[valid-type]
-GroupBy = Literal[GROUP_BY]  # type: ignore[valid-type]
 
 
 class Filters(_Strict):
@@ -65,29 +63,45 @@ class Filters(_Strict):
     path_glob: str | None = None
 
 
-class SearchOptions(_Strict):
-    """What a search asks beside its queries (``/search`` and ``/search/batch`` alike)."""
+# The HTTP form of the options whose Python type is not plain JSON.
+_TYPES: dict[str, Any] = {"filters": Filters}
 
-    k: int = Field(default=10, ge=1, le=MAX_K)
-    mode: Mode = "hybrid"
-    filters: Filters | None = None
-    fusion: FusionOverrides | None = None  # type: ignore[valid-type]
-    explain: bool = Field(default=False, description="Give every hit an explain object (docs/cli.md).")
-    min_score: float | None = Field(
-        default=None, ge=-1, le=1, description="Only passages whose cosine with the query is at least this (dense "
-        "and hybrid modes)."
+
+class _Options(_Strict):
+    def search_kwargs(self) -> dict[str, Any]:
+        """The request's options as the keyword arguments of ``Index.search_batch``."""
+        return flatten(self.model_dump())
+
+
+def _search_options() -> type[_Options]:
+    """What a search asks beside its queries: one field per search option (query/options.py) with its default,
+    choices, bounds (``per_request`` the upper one where it has one) and description, the filters as
+    :class:`Filters`, and the fusion overrides nested under ``fusion`` (after the filters, where they have always
+    been)."""
+    spec: dict[str, Any] = {}
+    for name, opt in OPTIONS.items():
+        kind: Any = _TYPES.get(name) or (Literal[opt.choices] if opt.choices else opt.kind)
+        if opt.default is None:
+            kind = kind | None
+        le = opt.per_request if opt.per_request is not None else opt.le
+        doc = opt.text(opt.doc) if opt.doc is not None else None
+        spec[name] = (kind, Field(default=opt.default, ge=opt.ge, le=le, description=doc))
+        if name == "filters":
+            spec["fusion"] = (FusionOverrides | None, None)  # type: ignore[valid-type]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "SearchOptions", __base__=_Options, __doc__="What a search asks beside its queries (``/search`` and "
+        "``/search/batch`` alike).", **spec
     )
-    offset: int = Field(default=0, ge=0, le=MAX_K, description="Skip this many hits first (pagination).")
-    group_by: GroupBy | None = Field(  # type: ignore[valid-type]
-        default=None, description="document: each document's best passage once, its other passages' ids folded in."
-    )
 
 
-class SearchRequest(SearchOptions):
+SearchOptions = _search_options()
+
+
+class SearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
     query: str = Field(max_length=MAX_QUERY_CHARS)
 
 
-class BatchSearchRequest(SearchOptions):
+class BatchSearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
 
     @model_validator(mode="after")
