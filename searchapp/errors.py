@@ -1,4 +1,5 @@
-"""Typed errors raised by the library. Only the CLI turns them into messages and exit codes."""
+"""Typed errors raised by the library. The edges turn them into what their users see: the CLI into one-line messages
+and exit codes, the HTTP server into statuses, and the client back into these types."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``Index``: a self-describing folder holding the database, the vector file and a write lock."""
+"""``Index``: the facade over one index (a folder, or a PostgreSQL schema): it opens or creates its stores, reads
+its settings, builds its parts (encoder, ingest pipeline, query engine) and hands them down."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ class IndexStats:
 
 
 @dataclass(frozen=True)
-class DocumentInfo:
+class DocumentListing:
     """One indexed document as ``searchapp documents`` lists it: its path (or text id), source, title, number of
     passages, size in bytes (of the file, or of the text in UTF-8) and the file's modification time when it was
     indexed (0 for texts), and when the document was indexed: Unix seconds (UTC) when its row was last written
@@ -449,11 +450,11 @@ class Index:
         """:meth:`search` for many queries, encoded in batches."""
         return self._engine().search_batch(queries, **options)
 
-    def documents(self) -> list[DocumentInfo]:
+    def documents(self) -> list[DocumentListing]:
         """Every indexed document with its passage count, by path (or text id)."""
         counts = Counter(self.stores.passage_documents().values())
         return [
-            DocumentInfo(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
+            DocumentListing(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
                          mtime=doc.mtime, indexed_at=doc.indexed_at)
             for key, doc in sorted(self.stores.documents().items())
         ]

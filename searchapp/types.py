@@ -249,7 +249,7 @@ class ExportedPassage:
 
 
 @dataclass(frozen=True)
-class DocumentInfo:
+class DocumentIdentity:
     """A stored document's identity: path (or text id), title, ``source`` (``"file"`` or ``"text"``), metadata and
     the length of its text in characters."""
 
@@ -266,7 +266,7 @@ class DocumentInfo:
 
 
 @dataclass(frozen=True)
-class DocumentPassages(DocumentInfo):
+class DocumentPassages(DocumentIdentity):
     """A stored document and its passages that overlap a character range, in text order.
 
     The full text of a document is not stored, only its passages (``text[start:end]`` each) and its length
@@ -278,7 +278,7 @@ class DocumentPassages(DocumentInfo):
 
 
 @dataclass(frozen=True)
-class DocumentText(DocumentInfo):
+class DocumentText(DocumentIdentity):
     """A window ``[start, end)`` of a document's text, rebuilt from its passages (:meth:`Index.document`).
 
     ``text`` has exactly ``end - start`` characters, so a passage's offsets index it (``text[p.start - start:
@@ -305,7 +305,7 @@ class DocumentText(DocumentInfo):
 
 
 @dataclass(frozen=True)
-class PassageContext(DocumentInfo):
+class PassageContext(DocumentIdentity):
     """A passage with up to ``chars`` characters of its document's text on each side (:meth:`Index.context`).
 
     ``before`` is the text of ``[start - len(before), start)``, ``after`` of ``[end, end + len(after))``, rebuilt

@@ -1,4 +1,4 @@
-"""``ingest``, ``query`` and ``status``: the commands of everyday use."""
+"""The commands of everyday use: ``ingest``, ``query``, ``status``, ``remove``, ``documents`` and ``export``."""
 
 from __future__ import annotations
 

@@ -191,7 +191,7 @@ class ModelList(BaseModel):
     data: list[ModelCard]
 
 
-class DocumentInfo(BaseModel):
+class _DocumentFields(BaseModel):
     path: str = Field(description="The file's absolute path, or the id of a text added through the API.")
     title: str
     source: Literal["file", "text"]
@@ -211,7 +211,7 @@ class PassageSpan(BaseModel):
     end: int
 
 
-class DocumentTextResponse(DocumentInfo):
+class DocumentTextResponse(_DocumentFields):
     """Characters ``[start, end)`` of a document's text, rebuilt from its stored passages: the full text is not
     stored, and the whitespace between passages is shown as spaces ending in a line break (offsets are exact)."""
 
@@ -223,7 +223,7 @@ class DocumentTextResponse(DocumentInfo):
     highlights: tuple[tuple[int, int], ...] = Field(default=(), description=HIGHLIGHTS)
 
 
-class PassageContextResponse(DocumentInfo):
+class PassageContextResponse(_DocumentFields):
     """A passage (``text``, at ``[start, end)`` of its document) with the document's text before and after it."""
 
     passage_id: int

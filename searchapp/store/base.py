@@ -3,7 +3,9 @@
 ``Index`` builds one ``Stores`` and hands it to the ingest pipeline, the query engine and the evaluation runner;
 none of them knows which engine is behind it. A backend keeps its parts in step (documents, passages, the
 lexical index and the vectors move together, a group of documents in one transaction) and gives every hybrid
-candidate both real scores. ``store/folder.py`` is the folder backend (SQLite + FTS5 + a FAISS file).
+candidate both real scores. The record operations are written once for both backends (``store/records.py``);
+``store/folder.py`` is the folder backend (SQLite + FTS5 + a FAISS file), ``store/postgres.py`` the PostgreSQL one
+(pgvector + pg_textsearch).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class FolderStores(Database, Stores):
     def _rebuild(self, store: VectorStore, n: int) -> None:
         """Rebuild the vector store from the vectors SQLite holds, straight into the kind its size calls for."""
         dim = store.dimension
-        if self.policy.want_ivf(n) and n:
+        if self.policy.approximate(n) and n:
             store.build_ivf(lambda: self.stored_vectors(dim), n, auto_nlist(n))
         else:
             store.rebuild(self.stored_vectors(dim))
@@ -155,12 +155,13 @@ class FolderStores(Database, Stores):
     def _fit(self, store: VectorStore) -> None:
         """Convert, retrain or shrink the vector index as the policy says for its size."""
         n = store.count
-        change = self.policy.refit(store.kind, n, store.index.nlist if store.kind == "ivf" else 0)
-        if change == "flat":
+        ivf = store.kind == "ivf"
+        change = self.policy.refit(ivf, n, store.index.nlist if ivf else None)
+        if change == "exact":
             store.to_flat()
-        elif change == "ivf" and store.kind == "flat":
+        elif change == "approximate":
             store.to_ivf(auto_nlist(n))
-        elif change == "ivf":
+        elif change == "retrain":
             self._rebuild(store, n)
 
     def flush(self, final: bool = True) -> None:

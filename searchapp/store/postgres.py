@@ -346,10 +346,10 @@ class PostgresStores(Records, Stores):
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             n = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
             hnsw = self._has_index(conn, HNSW_INDEX)
-            change = self.policy.refit("ivf" if hnsw else "flat", n, 0)
-            if change == "ivf" and not hnsw:
+            change = self.policy.refit(hnsw, n)
+            if change == "approximate":
                 conn.execute(text(f"CREATE INDEX {HNSW_INDEX} ON passages USING hnsw (embedding vector_ip_ops)"))
-            elif change == "flat" and hnsw:
+            elif change == "exact":
                 conn.execute(text(f"DROP INDEX {HNSW_INDEX}"))
 
     def _rebuild_if_stale(self) -> None:

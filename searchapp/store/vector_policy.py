@@ -1,6 +1,6 @@
-"""The vector index's shape as a pure rule: exact below a size, inverted lists (IVF) above it, how many lists and
-how many of them a query probes. Kept apart from ``vectors.py`` so that configuration and ``status`` can use it
-without importing FAISS."""
+"""The vector index's shape as a pure rule: exact below a size, approximate above it (inverted lists, IVF, in a
+folder; HNSW in PostgreSQL), and for IVF how many lists and how many of them a query probes. Kept apart from
+``vectors.py`` so that configuration and ``status`` can use it without importing FAISS."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def auto_nprobe(nlist: int) -> int:
 
 @dataclass(frozen=True)
 class VectorPolicy:
-    """``kind``: ``flat`` (always exact), ``ivf`` (always approximate) or ``auto`` (exact below ``ivf_threshold``
-    vectors); ``nprobe`` 0 means :func:`auto_nprobe`."""
+    """``kind`` (the ``vector_index`` setting): ``flat`` (always exact), ``ivf`` (always approximate: IVF in a
+    folder, HNSW in PostgreSQL) or ``auto`` (exact below ``ivf_threshold`` vectors); ``nprobe`` 0 means
+    :func:`auto_nprobe`."""
 
     kind: str = "auto"
     ivf_threshold: int = 200_000
@@ -35,22 +36,23 @@ class VectorPolicy:
         if self.kind not in VECTOR_INDEXES:
             raise ConfigError(f"unknown vector index '{self.kind}': use one of {', '.join(VECTOR_INDEXES)}")
 
-    def want_ivf(self, n: int) -> bool:
-        """Whether ``n`` vectors call for an IVF index."""
+    def approximate(self, n: int) -> bool:
+        """Whether ``n`` vectors call for an approximate index."""
         return self.kind == "ivf" or (self.kind == "auto" and n >= self.ivf_threshold)
 
-    def refit(self, current: str, n: int, nlist: int) -> str | None:
-        """What an index of kind ``current`` (``nlist`` lists if IVF) holding ``n`` vectors should become:
-        ``"ivf"`` (convert or retrain), ``"flat"``, or ``None`` to stay as it is.
+    def refit(self, approximate: bool, n: int, nlist: int | None = None) -> str | None:
+        """What a vector index holding ``n`` vectors, approximate or exact, should become: ``"approximate"``
+        (build one), ``"retrain"`` (an IVF index of ``nlist`` lists rebuilt with more; only for an index that has
+        lists), ``"exact"``, or ``None`` to stay as it is.
 
         An IVF index is retrained once the right number of lists has doubled (the index has grown fourfold since
         training), and an automatic one goes back to exact below half the threshold: the gap stops a size near
         the threshold from flipping back and forth.
         """
-        if current == "flat":
-            return "ivf" if n and self.want_ivf(n) else None
+        if not approximate:
+            return "approximate" if n and self.approximate(n) else None
         if self.kind == "flat" or (self.kind == "auto" and n < self.ivf_threshold // 2):
-            return "flat"
-        if auto_nlist(n) >= 2 * nlist:
-            return "ivf"
+            return "exact"
+        if nlist is not None and auto_nlist(n) >= 2 * nlist:
+            return "retrain"
         return None
