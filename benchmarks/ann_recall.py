@@ -17,7 +17,6 @@ visible sets do not reach; the JSON says so. The real queries stay the queries.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -25,18 +24,13 @@ from pathlib import Path
 
 import faiss
 import numpy as np
+from _common import DATA, SETS, print_json
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
-
-from searchapp import Encoder, Index, IndexConfig  # noqa: E402
-from searchapp.evaluate.beir import load_beir  # noqa: E402
-from searchapp.evaluate.runner import index_path  # noqa: E402
-from searchapp.store.vector_policy import auto_nlist, auto_nprobe  # noqa: E402
-from searchapp.store.vectors import VectorStore  # noqa: E402
-
-SETS = {"scifact": "train", "wikiqa": "dev", "antique": "train", "trecqa-dev": "dev", "trecqa-train": "train"}
+from searchapp import Encoder, Index, IndexConfig
+from searchapp.evaluate.beir import load_beir
+from searchapp.evaluate.runner import index_path
+from searchapp.store.vector_policy import auto_nlist, auto_nprobe
+from searchapp.store.vectors import VectorStore
 
 
 def grow(vecs: np.ndarray, n: int, noise: float, seed: int = 0) -> np.ndarray:
@@ -106,7 +100,7 @@ def main() -> None:
            "exact_ms_per_query": round(exact_ms, 3), "threads": faiss.omp_get_max_threads(), "rows": rows,
            "vectors_source": source}
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return
     print(f"{out['vectors']} real vectors, {out['queries']} real queries, nlist {nlist}, "
           f"build {out['ivf_build_s']} s, exact {out['exact_ms_per_query']} ms/query")

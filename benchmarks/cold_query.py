@@ -13,9 +13,7 @@ Each figure is the median over --runs (cold) or 200 calls (warm).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -23,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, call_ms, command, machine, markdown_table, print_json
 
 QUESTION = "how do I rotate the signing keys?"
 VARIANTS = {
@@ -62,14 +59,8 @@ def warm(calls: int = 200) -> dict[str, float]:
                 "torch auto": Encoder(precision="auto", threads=2)}
     out = {}
     for name, enc in encoders.items():
-        for _ in range(10):
-            enc.encode([QUESTION], truncate=True)
-        ts = []
-        for _ in range(calls):
-            t = time.perf_counter()
-            enc.encode([QUESTION], truncate=True)
-            ts.append(time.perf_counter() - t)
-        out[name] = round(statistics.median(ts) * 1000, 2)
+        ms = call_ms(lambda q, enc=enc: enc.encode([q], truncate=True), [QUESTION] * calls, warmup=10)
+        out[name] = round(statistics.median(ms), 2)
     return out
 
 
@@ -82,25 +73,16 @@ def main() -> None:
         index = Path(tmp) / "ix"
         subprocess.run([*cli(), "ingest", str(ROOT / "data" / "sample"), "--index", str(index)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        result = {
-            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                        "load_avg_1m": round(os.getloadavg()[0], 2)},
-            "command": " ".join(sys.argv), "cold": cold(index, args.runs), "warm_ms": warm(),
-        }
+        result = {"machine": machine(), "command": command(), "cold": cold(index, args.runs), "warm_ms": warm()}
     c = result["cold"]
     result["cold_ratio_torch_over_onnx"] = round(c["hybrid, torch"]["median_s"] / c["hybrid, onnx"]["median_s"], 2)
     if args.json:
-        print(json.dumps(result, indent=1))
+        print_json(result)
         return
-    print("| cold `searchapp query` | median s | min s |")
-    print("|---|---|---|")
-    for name, r in c.items():
-        print(f"| {name} | {r['median_s']} | {r['min_s']} |")
+    print(markdown_table(["cold `searchapp query`", "median s", "min s"],
+                         [[name, r["median_s"], r["min_s"]] for name, r in c.items()]))
     print()
-    print("| warm: one short question | median ms |")
-    print("|---|---|")
-    for name, ms in result["warm_ms"].items():
-        print(f"| {name} | {ms} |")
+    print(markdown_table(["warm: one short question", "median ms"], list(result["warm_ms"].items())))
 
 
 if __name__ == "__main__":

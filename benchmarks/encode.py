@@ -13,21 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
+from _common import DATA, machine, machine_line, print_json
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from searchapp.encode.pooling import get_pooling  # noqa: E402
-from searchapp.encode.tokenizer import load_tokenizer  # noqa: E402
-from searchapp.encode.transformer import TransformerModel  # noqa: E402
+from searchapp.encode.pooling import get_pooling
+from searchapp.encode.tokenizer import load_tokenizer
+from searchapp.encode.transformer import TransformerModel
 
 STRATEGIES = {
     "mean": ("mean", {}),
@@ -42,9 +36,8 @@ STRATEGIES = {
 
 def passages(n: int, pieces: int) -> list[str]:
     tok = load_tokenizer("all-MiniLM-L6-v2")
-    corpus = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
     out: list[str] = []
-    with corpus.open() as fh:
+    with (DATA / "scifact" / "corpus.jsonl").open() as fh:
         for line in fh:
             text = json.loads(line)["text"]
             offs = tok.encode(text, add_special_tokens=False).offsets
@@ -65,6 +58,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    record = machine(threads=args.threads)
     texts = passages(args.passages, 126)
     model = TransformerModel("all-MiniLM-L6-v2", threads=args.threads)
     pools = {name: get_pooling(p, **params) for name, (p, params) in STRATEGIES.items()}
@@ -103,13 +97,14 @@ def main() -> None:
         "ratio": per_token_total / (forward / len(texts)),
     })
     result = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, {args.threads} threads",
+        "machine": record,
         "passages": len(texts), "word_pieces": 128, "batch": args.batch, "runs": args.runs, "rows": rows,
     }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
         return
-    print(f"{result['machine']}; {len(texts)} passages of 128 word pieces, batch {args.batch}, median of {args.runs}")
+    print(f"{machine_line(record)}; {len(texts)} passages of 128 word pieces, batch {args.batch}, "
+          f"median of {args.runs}")
     print(f"{'strategy':<44} {'passages/s':>10} {'x forward':>10}")
     for r in rows:
         print(f"{r['strategy']:<44} {r['passages_per_s']:>10.1f} {r['ratio']:>10.3f}")

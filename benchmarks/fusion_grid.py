@@ -10,19 +10,14 @@ default. Indexes are the same cached ones `searchapp eval` builds; candidates ar
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
+from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
-from searchapp.config import IndexConfig  # noqa: E402
-from searchapp.evaluation import prepare  # noqa: E402
-from searchapp.query.fusion import Fusion, norm_names  # noqa: E402
+from searchapp.config import IndexConfig
+from searchapp.evaluation import prepare
+from searchapp.query.fusion import Fusion, norm_names
 
-SETS = "scifact:train,wikiqa:dev,antique:train,trecqa-dev:dev,trecqa-train:train"
 ALPHAS = (0.3, 0.5, 0.7, 0.8, 0.9)
 
 
@@ -38,13 +33,12 @@ def settings() -> dict[str, Fusion]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sets", default=SETS)
+    ap.add_argument("--sets", default=SETS_OPTION)
     ap.add_argument("--precision", default="fp32", help="forward-pass precision of the indexes (docs: fp32)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     table: dict[str, dict[str, float]] = {}
-    for item in args.sets.split(","):
-        name, split = item.split(":")
+    for name, split in parse_sets(args.sets):
         config = IndexConfig(precision=args.precision)
         prep = prepare(DATA / name, split, config, progress=lambda m: print(m, file=sys.stderr))
         col = f"{name} {split}"
@@ -54,14 +48,12 @@ def main() -> None:
             table[col][label] = prep.score("hybrid", fusion)["ndcg@10"]
         print(f"# {col} done", file=sys.stderr, flush=True)
     if args.json:
-        print(json.dumps(table, indent=1))
+        print_json(table)
         return
     cols = list(table)
-    print("| nDCG@10 | " + " | ".join(cols) + " |")
-    print("|---|" + "---|" * len(cols))
-    for row in next(iter(table.values())):
-        print(f"| {row} | " + " | ".join(f"{table[c][row]:.3f}" if row != "queries" else str(table[c][row])
-                                          for c in cols) + " |")
+    print(markdown_table(["nDCG@10", *cols],
+                         [[row, *(f"{table[c][row]:.3f}" if row != "queries" else table[c][row] for c in cols)]
+                          for row in next(iter(table.values()))]))
 
 
 if __name__ == "__main__":

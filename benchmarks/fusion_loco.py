@@ -15,24 +15,19 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
+from typing import Any
 
 import numpy as np
+from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
+from searchapp.config import IndexConfig
+from searchapp.evaluate.stats import paired_bootstrap
+from searchapp.evaluate.tune import cross_validate
+from searchapp.evaluation import prepare
+from searchapp.query.fusion import Fusion
 
-from searchapp.config import IndexConfig  # noqa: E402
-from searchapp.evaluate.stats import paired_bootstrap  # noqa: E402
-from searchapp.evaluate.tune import cross_validate  # noqa: E402
-from searchapp.evaluation import prepare  # noqa: E402
-from searchapp.query.fusion import Fusion  # noqa: E402
-
-SETS = "scifact:train,wikiqa:dev,antique:train,trecqa-dev:dev,trecqa-train:train"
 QUESTION = (0.7, 0.8, 0.85, 0.9, 0.95)
 STATEMENT = (0.4, 0.5, 0.6)
 SPREAD = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -40,13 +35,12 @@ SPREAD = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sets", default=SETS)
+    ap.add_argument("--sets", default=SETS_OPTION)
     ap.add_argument("--precision", default="fp32")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     parts = {}
-    for item in args.sets.split(","):
-        name, split = item.split(":")
+    for name, split in parse_sets(args.sets):
         parts[f"{name} {split}"] = prepare(DATA / name, split, IndexConfig(precision=args.precision),
                                            progress=lambda m: print(m, file=sys.stderr))
     default = Fusion()
@@ -68,20 +62,22 @@ def main() -> None:
                          "value": f.value, "margin": f.margin[0], "ci95": list(f.margin[1:])} for f in folds}
     out = {"default": {k: v for k, v in asdict(default).items()}, "per_collection": table, "loco": loco}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print_json(out)
         return
-    print("| collection | queries | lexical | dense | default hybrid | margin (95% CI) |")
-    print("|---|---|---|---|---|---|")
-    for name, r in table.items():
-        print(f"| {name} | {r['queries']} | {r['lexical']:.3f} | {r['dense']:.3f} | {r['hybrid']:.3f} | "
-              f"{r['margin']:+.3f} [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |")
+    print(markdown_table(
+        ["collection", "queries", "lexical", "dense", "default hybrid", "margin (95% CI)"],
+        [[name, r["queries"], f"{r['lexical']:.3f}", f"{r['dense']:.3f}", f"{r['hybrid']:.3f}", interval(r)]
+         for name, r in table.items()]))
     print()
-    print("| held out | chosen on the others (q, s, spread) | hybrid | margin (95% CI) |")
-    print("|---|---|---|---|")
-    for name, r in loco.items():
-        c = r["chosen"]
-        print(f"| {name} | {c['alpha_question']}, {c['alpha_statement']}, {c['lexical_spread']} | {r['value']:.3f} | "
-              f"{r['margin']:+.3f} [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |")
+    print(markdown_table(
+        ["held out", "chosen on the others (q, s, spread)", "hybrid", "margin (95% CI)"],
+        [[name, "{alpha_question}, {alpha_statement}, {lexical_spread}".format(**r["chosen"]), f"{r['value']:.3f}",
+          interval(r)] for name, r in loco.items()]))
+
+
+def interval(r: dict[str, Any]) -> str:
+    """A row's margin and its 95% interval: ``+0.012 [-0.003, +0.027]``."""
+    return f"{r['margin']:+.3f} [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
 
 
 if __name__ == "__main__":

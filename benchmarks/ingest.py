@@ -18,24 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import DATA, machine, machine_line, print_json
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from searchapp import Encoder, Index, IndexConfig  # noqa: E402
-from searchapp.ingest.pipeline import FLUSH_PASSAGES  # noqa: E402
+from searchapp import Encoder, Index, IndexConfig
+from searchapp.ingest.pipeline import FLUSH_PASSAGES
 
 
 def write_corpus(folder: Path, n: int) -> None:
     folder.mkdir(parents=True)
-    with (ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl").open() as fh:
+    with (DATA / "scifact" / "corpus.jsonl").open() as fh:
         for i, line in enumerate(fh):
             if i == n:
                 break
@@ -69,6 +65,7 @@ def main() -> None:
     ap.add_argument("--actors", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    record = machine()
     rows = []
     if args.workers != "local":
         import ray
@@ -109,11 +106,11 @@ def main() -> None:
                     "ray_over_in_process": round(summary.seconds / ray_summary.seconds, 3),
                 })
             rows.append(row)
-    result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "batch": args.batch, "rows": rows}
+    result = {"machine": record, "batch": args.batch, "rows": rows}
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
         return
-    print(f"{result['machine']}; {args.docs} SciFact abstracts as .txt files, batch {args.batch}")
+    print(f"{machine_line(record)}; {args.docs} SciFact abstracts as .txt files, batch {args.batch}")
     for r in rows:
         print(f"{r['precision']:>5} ({r['encoder']}): ingest {r['ingest_passages_per_s']:.1f} passages/s, "
               f"raw fp32 forward {r['raw_fp32_passages_per_s']:.1f} passages/s, ratio {r['ingest_over_raw_fp32']:.3f}")

@@ -12,23 +12,16 @@ fp32 on every split.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
+import pooling_sweep
 import torch
+from _common import SETS, command, markdown_table, print_json
+from encode import passages
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import pooling_sweep  # noqa: E402
-from encode import passages  # noqa: E402
-
-from searchapp.encode.pooling import get_pooling  # noqa: E402
-from searchapp.encode.transformer import TransformerModel  # noqa: E402
+from searchapp.encode.pooling import get_pooling
+from searchapp.encode.transformer import TransformerModel
 
 
 def models(threads: int) -> dict[str, TransformerModel]:
@@ -71,18 +64,17 @@ def main() -> None:
                  "min_cosine_to_fp32": round(cosine[p], 5)} for p, t in times.items()}
     quality = {}
     for s in args.sets.split(","):
-        split = pooling_sweep.RETRIEVAL[s]
+        split = SETS[s]
         quality[f"{s} {split}"] = {p: round(pooling_sweep.run_retrieval(m, {"mean": pool}, s, split)["mean"], 4)
                                    for p, m in ms.items()}
-    out = {"command": " ".join(sys.argv), "speed": speed, "ndcg@10": quality}
+    out = {"command": command(), "speed": speed, "ndcg@10": quality}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print_json(out)
         return
-    print("| precision | forward s | speed-up vs fp32 | lowest cosine to fp32 | " + " | ".join(quality) + " |")
-    print("|---|---|---|---|" + "---|" * len(quality))
-    for p, r in speed.items():
-        print(f"| {p} | {r['seconds']} | {r['speedup_vs_fp32']} | {r['min_cosine_to_fp32']} | "
-              + " | ".join(f"{quality[s][p]:.4f}" for s in quality) + " |")
+    print(markdown_table(
+        ["precision", "forward s", "speed-up vs fp32", "lowest cosine to fp32", *quality],
+        [[p, r["seconds"], r["speedup_vs_fp32"], r["min_cosine_to_fp32"], *(f"{quality[s][p]:.4f}" for s in quality)]
+         for p, r in speed.items()]))
 
 
 if __name__ == "__main__":

@@ -12,15 +12,14 @@ only rebuild).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _common import call_ms, key_values, machine, print_json
 
 from searchapp.store import lexical
 from searchapp.store.database import Database
@@ -46,13 +45,10 @@ def queries(n: int, vocab: int, seed: int) -> list[str]:
     return [" ".join(f"w{i}" for i in rng.integers(200, 5000, size=4)) for _ in range(n)]
 
 
-def timed(fn, items):  # type: ignore[no-untyped-def]
-    out = []
-    for item in items:
-        t = time.perf_counter()
-        fn(item)
-        out.append((time.perf_counter() - t) * 1000)
-    return statistics.median(out), float(np.percentile(out, 95))
+def timed(fn: Callable[[str], object], items: list[str]) -> tuple[float, float]:
+    """Median and 95th percentile milliseconds of ``fn`` over ``items``, unrounded."""
+    ms = call_ms(fn, items)
+    return statistics.median(ms), float(np.percentile(ms, 95))
 
 
 def build_fts(path: Path, texts: list[str]) -> Database:
@@ -80,7 +76,7 @@ def main() -> None:
     texts = corpus(args.passages, 60, 50_000, args.seed)
     qs = queries(args.queries, 50_000, args.seed)
     res: dict[str, object] = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+        "machine": machine(),
         "passages": args.passages,
         "queries": args.queries,
     }
@@ -117,10 +113,9 @@ def main() -> None:
             float(res["rank_bm25_query_ms_median"]) / float(res["fts5_query_ms_median"]), 1  # type: ignore[arg-type]
         )
     if args.json:
-        print(json.dumps(res, indent=2))
+        print_json(res)
     else:
-        for k, v in res.items():
-            print(f"{k:>28}: {v if not isinstance(v, float) else round(v, 2)}")
+        print(key_values(res, digits=2))
 
 
 if __name__ == "__main__":

@@ -19,29 +19,19 @@ import argparse
 import json
 import sqlite3
 import statistics
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import call_ms, print_json
 
-from searchapp import Index  # noqa: E402
-from searchapp.analysis import query_terms  # noqa: E402
-from searchapp.store.lexical import match_expression  # noqa: E402
+from searchapp import Index
+from searchapp.analysis import query_terms
+from searchapp.store.lexical import match_expression
 
 
 def timed(fn: Callable[[str], object], queries: list[str]) -> dict[str, float]:
-    """Median and p95 milliseconds of ``fn`` over ``queries`` (each run once after one untimed pass)."""
-    for q in queries[:10]:
-        fn(q)
-    ts = []
-    for q in queries:
-        t = time.perf_counter()
-        fn(q)
-        ts.append((time.perf_counter() - t) * 1000)
-    ts.sort()
+    """Median and p95 milliseconds of ``fn`` over ``queries`` (each run once, after the first 10 once untimed)."""
+    ts = sorted(call_ms(fn, queries, warmup=10))
     return {"p50": round(statistics.median(ts), 3), "p95": round(ts[min(len(ts) - 1, int(0.95 * len(ts)))], 3)}
 
 
@@ -76,7 +66,7 @@ def main() -> None:
     }
     index.close()
     if args.json:
-        print(json.dumps(result, indent=1))
+        print_json(result)
         return
     print(f"{result['index']}: {result['passages']} passages; {result['queries']} queries of "
           f"{result['mean_terms']} terms matching {result['mean_matching_passages']} passages on average")

@@ -13,19 +13,14 @@ most are judged). Shares are pooled over all the queries of a collection (micro 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
+from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
-from searchapp.config import IndexConfig  # noqa: E402
-from searchapp.evaluation import prepare  # noqa: E402
-from searchapp.query.fusion import fuse  # noqa: E402
+from searchapp.config import IndexConfig
+from searchapp.evaluation import prepare
+from searchapp.query.fusion import fuse
 
-SETS = "scifact:train,wikiqa:dev,antique:train,trecqa-dev:dev,trecqa-train:train"
 THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6)
 TOP = 10
 
@@ -46,12 +41,11 @@ def top_documents(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sets", default=SETS)
+    ap.add_argument("--sets", default=SETS_OPTION)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     table: dict[str, dict[str, object]] = {}
-    for item in args.sets.split(","):
-        name, split = item.split(":")
+    for name, split in parse_sets(args.sets):
         p = prepare(DATA / name, split, IndexConfig(precision="fp32"), progress=lambda m: print(m, file=sys.stderr))
         relevant: list[float] = []
         other: list[float] = []
@@ -70,13 +64,13 @@ def main() -> None:
             },
         }
     if args.json:
-        print(json.dumps(table, indent=2))
+        print_json(table)
         return
-    print("| collection | top-10 relevant / other | " + " | ".join(f"{t:g}: kept / dropped" for t in THRESHOLDS) + " |")
-    print("|---|---|" + "---|" * len(THRESHOLDS))
-    for name, row in table.items():
-        cells = " | ".join(f"{v['relevant_kept']:.0%} / {v['other_dropped']:.0%}" for v in row["thresholds"].values())  # type: ignore[union-attr]
-        print(f"| {name} | {row['relevant']} / {row['other']} | {cells} |")
+    print(markdown_table(
+        ["collection", "top-10 relevant / other", *(f"{t:g}: kept / dropped" for t in THRESHOLDS)],
+        [[name, f"{row['relevant']} / {row['other']}",
+          *(f"{v['relevant_kept']:.0%} / {v['other_dropped']:.0%}" for v in row["thresholds"].values())]  # type: ignore[union-attr]
+         for name, row in table.items()]))
 
 
 if __name__ == "__main__":

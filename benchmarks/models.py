@@ -13,21 +13,16 @@ missing (all-mpnet-base-v2 needs its five part packages).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import command, machine, markdown_table, print_json
+from encode import passages
 
-from benchmarks.encode import passages  # noqa: E402
-from searchapp.encode.pooling import get_pooling  # noqa: E402
-from searchapp.encode.transformer import TransformerModel  # noqa: E402
-from searchapp.errors import SearchappError  # noqa: E402
+from searchapp.encode.pooling import get_pooling
+from searchapp.encode.transformer import TransformerModel
+from searchapp.errors import SearchappError
 
 MODELS = ("all-MiniLM-L6-v2", "all-mpnet-base-v2")
 
@@ -54,6 +49,7 @@ def main() -> None:
     ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    record = machine(threads=args.threads)
     texts = passages(args.passages, args.pieces)
     loaded: dict[tuple[str, str], TransformerModel] = {}
     missing: dict[str, str] = {}
@@ -84,19 +80,13 @@ def main() -> None:
             "word_pieces_per_s": round(pieces[(name, prec)] / med),
             "time_vs_minilm_fp32": round(med / base, 2) if base else None,
         })
-    result = {
-        "machine": {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
-                    "threads": args.threads},
-        "command": " ".join(sys.argv), "runs": args.runs, "rows": rows, "missing": missing,
-    }
+    result = {"machine": record, "command": command(), "runs": args.runs, "rows": rows, "missing": missing}
     if args.json:
-        print(json.dumps(result, indent=1))
+        print_json(result)
         return
-    print("| model | layers | precision | word pieces/s | time vs MiniLM fp32 |")
-    print("|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['model']} | {r['layers']} | {r['precision']} | {r['word_pieces_per_s']} | "
-              f"{r['time_vs_minilm_fp32']} |")
+    print(markdown_table(
+        ["model", "layers", "precision", "word pieces/s", "time vs MiniLM fp32"],
+        [[r["model"], r["layers"], r["precision"], r["word_pieces_per_s"], r["time_vs_minilm_fp32"]] for r in rows]))
     for name, why in missing.items():
         print(f"{name}: not installed ({why})", file=sys.stderr)
 

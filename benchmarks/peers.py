@@ -89,8 +89,8 @@ from pathlib import Path
 from typing import Any
 
 # Only the standard library above: the peers' children run this file on an interpreter that may not have
-# searchapp's dependencies; searchapp is imported in the parent and its own child only.
-ROOT = Path(__file__).resolve().parents[1]
+# searchapp's dependencies; searchapp is imported in the parent and its own child only. benchmarks/_common is
+# imported there too, not here: tests load this file by its path (benchmarks/ not on sys.path) for `importable`.
 SYSTEMS = ("searchapp", "txtai", "langchain")
 MODES = ("hybrid", "dense", "lexical")
 K = 10
@@ -265,7 +265,8 @@ def run_langchain(job: dict[str, Any]) -> dict[str, Any]:
 
 def run_searchapp(job: dict[str, Any]) -> dict[str, Any]:
     """searchapp: one index (fp32), its runs as ``searchapp eval`` gathers them, latency through ``Index.search``."""
-    sys.path.insert(0, str(ROOT))
+    import _common  # noqa: F401  (this checkout first on sys.path)
+
     import searchapp
     from searchapp import Index
     from searchapp.evaluate.beir import load_beir
@@ -409,7 +410,8 @@ def score(result: dict[str, Any], qrels: dict[str, dict[str, int]]) -> None:
 
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Pick the subset, run every system's child, and gather their rows."""
-    sys.path.insert(0, str(ROOT))
+    import _common  # noqa: F401  (this checkout first on sys.path)
+
     from searchapp.encode.catalog import DEFAULT_MODEL, model_dir
     from searchapp.evaluate.beir import load_beir
     from searchapp.evaluate.metrics import judged_queries
@@ -499,7 +501,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.dataset is None:
         ap.error("DATASET_DIR is required")
     result = benchmark(args)
-    print(json.dumps(result, indent=1) if args.json else table(result))
+    from _common import print_json
+
+    if args.json:
+        print_json(result)
+    else:
+        print(table(result))
 
 
 if __name__ == "__main__":

@@ -13,22 +13,14 @@ the delete itself.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import key_values, machine, print_json
+from lexical import queries
+from query import DIM, StubEncoder, batches
 
-from lexical import queries  # noqa: E402
-from query import DIM, StubEncoder, batches  # noqa: E402
-
-from searchapp import Index, IndexConfig  # noqa: E402
+from searchapp import Index, IndexConfig
 
 
 def scores(ix: Index, qs: list[str]) -> list[list[tuple[int, float]]]:
@@ -45,7 +37,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     qs = queries(args.queries, 50_000, args.seed)
-    out: dict[str, object] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    out: dict[str, object] = {"machine": machine(),
                               "passages": args.passages, "deleted_fraction": args.delete, "queries": args.queries}
     with Index(args.index, create=True, config=IndexConfig(dimension=DIM), encoder=StubEncoder(args.seed)) as ix:
         stores = ix.stores
@@ -75,10 +67,9 @@ def main() -> None:
         [p for p, _ in s] != [p for p, _ in e] for s, e in zip(stale, exact, strict=True)
     )
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return
-    for k, v in out.items():
-        print(f"{k:>36}: {v}")
+    print(key_values(out))
 
 
 if __name__ == "__main__":

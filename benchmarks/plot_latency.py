@@ -12,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
+from _common import machine_line
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -39,7 +41,7 @@ def main() -> None:
     ax.set_xlabel("passages in the index")
     ax.set_ylabel("ms per query (embedding excluded)")
     kinds = ", ".join(f"{r['passages']:,}: {r['vector_index']}" for r in runs)
-    ax.set_title(f"searchapp query latency, {runs[0]['machine']}\nvector index {kinds}", fontsize=9)
+    ax.set_title(f"searchapp query latency, {machine_line(runs[0]['machine'])}\nvector index {kinds}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()

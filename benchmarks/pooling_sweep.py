@@ -22,21 +22,15 @@ from typing import Any
 
 import numpy as np
 import torch
+from _common import DATA, SETS, markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
-
-from searchapp.encode.pooling import get_pooling  # noqa: E402
-from searchapp.encode.tokenizer import load_tokenizer, token_offsets  # noqa: E402
-from searchapp.encode.transformer import TransformerModel  # noqa: E402
-from searchapp.evaluate.beir import load_beir  # noqa: E402
-from searchapp.evaluate.metrics import evaluate, spearman  # noqa: E402
-from searchapp.evaluate.sts import read_sts  # noqa: E402
-from searchapp.ingest.splitter import SplitterConfig, split  # noqa: E402
-
-RETRIEVAL = {"scifact": "train", "antique": "train", "wikiqa": "dev", "trecqa-dev": "dev", "trecqa-train": "train"}
-
+from searchapp.encode.pooling import get_pooling
+from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+from searchapp.encode.transformer import TransformerModel
+from searchapp.evaluate.beir import load_beir
+from searchapp.evaluate.metrics import evaluate, spearman
+from searchapp.evaluate.sts import read_sts
+from searchapp.ingest.splitter import SplitterConfig, split
 
 TOKEN_POOLINGS = ("mean", "max", "cls", "sep")
 
@@ -180,16 +174,15 @@ def main() -> None:
         if s == "stsb":
             results["stsb dev"] = run_sts(model, pools)
         else:
-            results[f"{s} {RETRIEVAL[s]}"] = run_retrieval(model, pools, s, RETRIEVAL[s])
+            results[f"{s} {SETS[s]}"] = run_retrieval(model, pools, s, SETS[s])
         print(f"# {s}: {time.time() - t:.0f}s", file=sys.stderr, flush=True)
         if args.out:
             args.out.write_text(json.dumps({"model": args.model, "strategies": strat, "results": results}, indent=1))
     cols = list(results)
-    print("| strategy | " + " | ".join(cols) + " |")
-    print("|---|" + "---|" * len(cols))
-    for name in strat:
-        cells = [f"{results[c][name]:.1f}" if c.startswith("stsb") else f"{results[c][name]:.3f}" for c in cols]
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(markdown_table(
+        ["strategy", *cols],
+        [[name, *(f"{results[c][name]:.1f}" if c.startswith("stsb") else f"{results[c][name]:.3f}" for c in cols)]
+         for name in strat]))
 
 
 if __name__ == "__main__":

@@ -20,31 +20,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from _common import call_ms, key_values, machine, print_json
+from lexical import corpus, queries
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from lexical import corpus, queries  # noqa: E402
-
-from searchapp import Index, IndexConfig  # noqa: E402
-from searchapp.store.vector_policy import auto_nprobe  # noqa: E402
-from searchapp.types import (  # noqa: E402
-    Document,
-    NewDocument,  # noqa: E402
-    Span,
-)
+from searchapp import Index, IndexConfig
+from searchapp.store.vector_policy import auto_nprobe
+from searchapp.types import Document, NewDocument, Span
 
 DIM = 384
 
@@ -99,14 +90,10 @@ def rss_mb(field: str = "VmRSS") -> float:
     return float("nan")
 
 
-def latencies(fn, items: list) -> tuple[float, float]:  # type: ignore[no-untyped-def,type-arg]
-    fn(items[0])  # warm-up
-    times = []
-    for q in items:
-        t = time.perf_counter()
-        fn(q)
-        times.append((time.perf_counter() - t) * 1000)
-    return round(statistics.median(times), 2), round(float(np.percentile(times, 95)), 2)
+def latencies(fn: Callable[[Any], object], items: list[Any]) -> tuple[float, float]:
+    """Median and 95th percentile milliseconds of ``fn`` over ``items``, after one warm-up call."""
+    ms = call_ms(fn, items, warmup=1)
+    return round(statistics.median(ms), 2), round(float(np.percentile(ms, 95)), 2)
 
 
 def measure(path: Path | str, n_queries: int, seed: int) -> dict[str, object]:
@@ -198,6 +185,7 @@ def main() -> None:
     if args.measure:
         print(json.dumps(measure(args.measure, args.queries, args.seed)))
         return
+    record = machine()
     if args.index:
         from searchapp.store.locate import index_exists
 
@@ -213,7 +201,7 @@ def main() -> None:
         pg.update(json.loads(run.stdout))
     qs = queries(args.queries, 50_000, args.seed)
     out: dict[str, object] = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores", "passages": args.passages,
+        "machine": record, "passages": args.passages,
         "queries": args.queries, "vectors": "synthetic (random unit, d=384)",
         "raw_vectors_mb": round(args.passages * DIM * 4 / 2**20, 1),
     }
@@ -244,10 +232,9 @@ def main() -> None:
             float(out["rank_bm25_p50_ms"]) / float(out["lexical_p50_ms"]), 1  # type: ignore[arg-type]
         )
     if args.json:
-        print(json.dumps(out, indent=2))
+        print_json(out)
         return
-    for k, v in out.items():
-        print(f"{k:>30}: {v}")
+    print(key_values(out))
 
 
 if __name__ == "__main__":
