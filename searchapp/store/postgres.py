@@ -344,7 +344,7 @@ class PostgresStores(Records, Stores):
             return
         self._rebuild_if_stale()
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            n = conn.execute(text("SELECT count(*) FROM passages")).scalar_one()
+            n = conn.execute(select(func.count()).select_from(self.tables.passages)).scalar_one()
             hnsw = self._has_index(conn, HNSW_INDEX)
             change = self.policy.refit(hnsw, n)
             if change == "approximate":
