@@ -27,8 +27,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, Table, create_engine, event, func, select, text
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Engine,
+    Table,
+    any_,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    select,
+    text,
+)
 from sqlalchemy import Sequence as DbSequence
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -327,6 +341,10 @@ class PostgresStores(Records, Stores):
         if gone:
             self._add_to_setting(conn, _STALE_KEY, int(gone))
         return []  # the vectors live in the rows
+
+    def _among(self, column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+        # One array parameter: the same statement text (and plan) whatever the number of values.
+        return column == any_(bindparam(name, type_=ARRAY(BigInteger())))
 
     @contextlib.contextmanager
     def _snapshot(self, conn: Connection) -> Iterator[Connection]:

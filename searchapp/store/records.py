@@ -18,10 +18,26 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
-from sqlalchemy import BigInteger, Connection, Engine, Table, Text, cast, delete, func, literal, select, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    Table,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from searchapp.store.base import STREAM_ROWS
@@ -70,6 +86,11 @@ class Records(ABC):
     def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:  # noqa: B027 - a hook
         """What the lexical index needs once passages are inserted (nothing where it indexes rows itself)."""
 
+    def _among(self, column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+        """``column`` is one of a list of values bound under ``name`` (an expanding ``IN``; PostgreSQL binds an
+        array)."""
+        return column.in_(bindparam(name, expanding=True))
+
     @abstractmethod
     def _snapshot(self, conn: Connection) -> contextlib.AbstractContextManager[Connection]:
         """``conn`` reading one snapshot of every table until the block ends."""
@@ -99,8 +120,13 @@ class Records(ABC):
 
     def _setting(self, conn: Connection, key: str) -> str | None:
         """One settings row's value (private ones included), on a connection the caller holds."""
+        return conn.execute(self._setting_query, {"key": key}).scalar()
+
+    @cached_property
+    def _setting_query(self) -> Select[Any]:
+        # Built once: a PostgreSQL reader asks for one on every read session (postgres.py: _fresh_connection).
         s = self.tables.settings
-        return conn.execute(select(s.c.value).where(s.c.key == key)).scalar()
+        return select(s.c.value).where(s.c.key == bindparam("key"))
 
     def _add_to_setting(self, conn: Connection, key: str, n: int) -> None:
         """Add ``n`` to a counter kept as a settings row (made at ``n`` if missing)."""
@@ -230,16 +256,21 @@ class Records(ABC):
         """
         if not ids:
             return {}
-        p, d = self.tables.passages, self.tables.documents
-        query = (
-            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source)
-            .join(d, d.c.id == p.c.document_id)
-            .where(p.c.id.in_(list(ids)))
-        )
         if conn is None:
             with self.engine.connect() as own:
                 return self.hydrate(ids, own)
-        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7]) for r in conn.execute(query)}
+        rows = conn.execute(self._hydrate_query, {"ids": list(ids)})
+        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7]) for r in rows}
+
+    @cached_property
+    def _hydrate_query(self) -> Select[Any]:
+        # Built once: every query hydrates its hits, and building the statement costs more than running it.
+        p, d = self.tables.passages, self.tables.documents
+        return (
+            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source)
+            .join(d, d.c.id == p.c.document_id)
+            .where(self._among(p.c.id, "ids"))
+        )
 
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         p, d = self.tables.passages, self.tables.documents
