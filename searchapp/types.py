@@ -11,12 +11,23 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class Heading:
+    """A heading of a document: where its line starts in the document's text (a character offset), its level
+    (1 for a title-level heading, up to 6) and its text as a reader sees it (markup and anchors stripped)."""
+
+    start: int
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Document:
     """A loaded file or an added text: its full text and identity.
 
     ``path`` is the file's absolute path, or the id a text was added with; ``mtime`` is seconds since the epoch
     (0 for texts); ``sha256`` is the hex digest of the file's bytes (of the UTF-8 text for texts); ``metadata``
-    a JSON-serialisable mapping; ``source`` ``"file"`` or ``"text"``.
+    a JSON-serialisable mapping; ``source`` ``"file"`` or ``"text"``; ``headings`` the document's headings in
+    text order (empty where its format has none), from which each passage's section path is taken.
     """
 
     path: str
@@ -27,6 +38,7 @@ class Document:
     sha256: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = "file"
+    headings: tuple[Heading, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from searchapp.errors import LoadError
-from searchapp.types import Document
+from searchapp.types import Document, Heading
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class LoadedText:
-    """What a loader extracts from a file: its text and, when the format names one, its title."""
+    """What a loader extracts from a file: its text, when the format names one its title, and its headings
+    (offsets into ``text``, in text order)."""
 
     text: str
     title: str | None
+    headings: tuple[Heading, ...] = ()
 
 
 Loader = Callable[[Path, bytes], LoadedText]
@@ -405,7 +407,10 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
         raise LoadError(name, "no text", no_text=True)
     title = _clean_title(loaded.title) or path.stem
     digest = hashlib.sha256(data).hexdigest()
-    return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest)
+    # A loader's headings index its text; any that do not (a loader registered elsewhere) are dropped.
+    headings = tuple(h for h in loaded.headings if 0 <= h.start < len(text) and 1 <= h.level <= 6 and h.text)
+    return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest,
+                    headings=tuple(sorted(headings, key=lambda h: h.start)))
 
 
 def selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
