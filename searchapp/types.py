@@ -107,8 +107,9 @@ class Hit:
     raw scores of each side, ``None`` where the mode did not compute them. ``path`` is the document's path, or
     the id of a text added through the API, and ``source`` says which (``"file"`` or ``"text"``: a text id may
     look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
-    document's text; ``metadata`` the document's metadata; ``snippet`` the window of the passage that best
-    shows the query's terms; ``explain`` why it ranks there, when asked.
+    document's text; ``section`` the headings it sits under (``"Concepts > Fields"``, ``""`` for none);
+    ``metadata`` the document's metadata; ``snippet`` the window of the passage that best shows the query's
+    terms; ``explain`` why it ranks there, when asked.
     """
 
     rank: int
@@ -127,6 +128,8 @@ class Hit:
     explain: Explanation | None = None
     # Grouped by document: the ids of the document's other passages in the ranking, best first (None ungrouped).
     other_passages: tuple[int, ...] | None = None
+    # The headings the passage sits under, outermost first, joined by " > " ("" for none, or an older server).
+    section: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -139,6 +142,7 @@ class Hit:
             "path": self.path,
             "source": self.source,
             "title": self.title,
+            "section": self.section,
             "start": self.start,
             "end": self.end,
             "text": self.text,
@@ -195,16 +199,20 @@ class StoredDocument:
 
 @dataclass(frozen=True)
 class NewDocument:
-    """A document ready to store: its passages' spans and float32 ``(n, d)`` vectors, row i for span i."""
+    """A document ready to store: its passages' spans, float32 ``(n, d)`` vectors and section paths, row i for
+    span i."""
 
     document: Document
     spans: Sequence[Span]
     vectors: np.ndarray
+    # Each passage's section path (its headings, outermost first, joined by " > "), row i for span i; empty: none.
+    sections: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
 class PassageRecord:
-    """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``)."""
+    """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``), and
+    the section path it sits under (``""`` for none)."""
 
     id: int
     path: str
@@ -214,6 +222,7 @@ class PassageRecord:
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "file"
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -241,7 +250,8 @@ class ExportedDocument:
 @dataclass(frozen=True)
 class ExportedPassage:
     """One passage as ``searchapp export`` writes it: its id, its document's path (or text id), its character
-    span in the document's text, its text, and (when asked for) its stored float32 vector ``(d,)``."""
+    span in the document's text, its text, (when asked for) its stored float32 vector ``(d,)``, and its section
+    path (``""`` for none)."""
 
     id: int
     path: str
@@ -249,11 +259,12 @@ class ExportedPassage:
     end: int
     text: str
     vector: np.ndarray | None = None
+    section: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON line documented in docs/cli.md; ``vector`` only when it was exported."""
-        row: dict[str, object] = {"type": "passage", "id": self.id, "path": self.path, "start": self.start,
-                                  "end": self.end, "text": self.text}
+        row: dict[str, object] = {"type": "passage", "id": self.id, "path": self.path, "section": self.section,
+                                  "start": self.start, "end": self.end, "text": self.text}
         if self.vector is not None:
             # float32 -> the double of the same value: reads back to the identical float32.
             row["vector"] = self.vector.astype(np.float32).tolist()

@@ -25,6 +25,7 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "path": hit.path,
         "source": hit.source,
         "title": hit.title,
+        "section": hit.section,
         "start": hit.start,
         "end": hit.end,
         "passage_id": hit.passage_id,

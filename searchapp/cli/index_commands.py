@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any
 
 import typer
@@ -34,6 +34,7 @@ from searchapp.cli.common import (
     search_options,
 )
 from searchapp.errors import SearchappError
+from searchapp.ingest.sections import shown_with_title
 from searchapp.keyvalue import parse_choices
 from searchapp.types import Explanation, Hit, Snippet
 
@@ -230,10 +231,19 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
     for h in hits:
         more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
         say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}{more}")
+        if where := _where(h):
+            say(f"     {where}")
         say_styled(_snippet_pieces(h), indent=5)
         if h.explain is not None:
             for line in _explain_lines(h.explain):
                 say(f"     | {line}")
+
+
+def _where(hit: Hit) -> str:
+    """Where the passage stands: its document's title and the section path, as one line (empty when the title is
+    only the file's name and there is no section)."""
+    named = hit.title and hit.title != hit.path and hit.title != PurePath(hit.path).stem
+    return shown_with_title(hit.title if named else "", hit.section)
 
 
 def _explain_lines(e: Explanation) -> list[str]:

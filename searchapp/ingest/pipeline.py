@@ -15,6 +15,7 @@ import numpy as np
 
 from searchapp.errors import ConfigError, LoadError, SearchappError
 from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
+from searchapp.ingest.sections import section_paths
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -375,7 +376,11 @@ class Ingest:
             for p in todo:
                 p.vectors = vectors[row : row + len(p.spans)]
                 row += len(p.spans)
-        items = [NewDocument(p.document, p.spans, p.vectors) for p in self.pending]  # type: ignore[arg-type]
+        items = [
+            NewDocument(p.document, p.spans, p.vectors,  # type: ignore[arg-type]
+                        section_paths(p.document.headings, p.spans))
+            for p in self.pending
+        ]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
         self.stores.write(remove=replaced, add=items)
         self.summary.updated += len(replaced)

@@ -160,7 +160,7 @@ class _Ranked:
                     start=rec.start, end=rec.end, text=rec.text,
                     dense_score=self.dense.get(pid) if self.mode != "lexical" else None,
                     lexical_score=self.lexical.get(pid) if self.mode != "dense" else None, metadata=rec.metadata,
-                    source=rec.source, snippet=shown,
+                    source=rec.source, snippet=shown, section=rec.section,
                     explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
                     other_passages=None if others is None else tuple(others),
                 )

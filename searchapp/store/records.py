@@ -232,12 +232,13 @@ class Records(ABC):
             ids = pids[at : at + len(item.spans)]
             at += len(item.spans)
             vectors = np.asarray(item.vectors, dtype=np.float32)
-            for i, span in enumerate(item.spans):
+            sections = item.sections or [""] * len(item.spans)
+            for i, (span, section) in enumerate(zip(item.spans, sections, strict=True)):
                 passage = doc.text[span.start : span.end]
                 texts.append(passage)
                 passage_rows.append(
                     {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
-                     "n_tokens": span.n_tokens, "text": passage, "vector": vectors[i]}
+                     "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i]}
                 )
             all_ids.append(ids)
         conn.execute(t.documents.insert(), doc_rows)
@@ -260,14 +261,14 @@ class Records(ABC):
             with self.engine.connect() as own:
                 return self.hydrate(ids, own)
         rows = conn.execute(self._hydrate_query, {"ids": list(ids)})
-        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7]) for r in rows}
+        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7], r[8]) for r in rows}
 
     @cached_property
     def _hydrate_query(self) -> Select[Any]:
         # Built once: every query hydrates its hits, and building the statement costs more than running it.
         p, d = self.tables.passages, self.tables.documents
         return (
-            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source)
+            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source, p.c.section)
             .join(d, d.c.id == p.c.document_id)
             .where(self._among(p.c.id, "ids"))
         )
@@ -300,7 +301,7 @@ class Records(ABC):
         p, d = self.tables.passages, self.tables.documents
         docs = select(d.c.path, d.c.source, d.c.title, d.c.metadata, d.c.size, d.c.mtime, d.c.sha256,
                       d.c.indexed_at).order_by(d.c.path)
-        cols = [p.c.id, d.c.path, p.c.start, p.c.end, p.c.text, *([p.c.vector] if vectors else [])]
+        cols = [p.c.id, d.c.path, p.c.start, p.c.end, p.c.text, p.c.section, *([p.c.vector] if vectors else [])]
         passages = select(*cols).join(d, d.c.id == p.c.document_id).order_by(p.c.id)
         with self.engine.connect() as own, self._snapshot(own) as conn:
             streamed = conn.execution_options(yield_per=STREAM_ROWS)
@@ -309,7 +310,7 @@ class Records(ABC):
                                        None if at is None else float(at))
             for row in streamed.execute(passages):
                 yield ExportedPassage(int(row[0]), row[1], int(row[2]), int(row[3]), row[4],
-                                      row[5] if vectors else None)
+                                      row[6] if vectors else None, section=row[5])
 
     def id_summary(self) -> tuple[int, int]:
         """(passage count, largest passage id or 0): enough to tell whether a derived vector index is current."""

@@ -106,6 +106,8 @@ def tables(dialect: str) -> Tables:
         Column("end", Integer, nullable=False),
         Column("n_tokens", Integer, nullable=False),
         Column("text", Text, nullable=False),
+        # The headings the passage sits under, outermost first, joined by " > " ('' for none; migration 0005).
+        Column("section", Text, nullable=False, server_default=""),
         Column("embedding" if dialect == "postgresql" else "vector", Embedding(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )

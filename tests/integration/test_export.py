@@ -53,7 +53,7 @@ def test_cli_export_streams_json_lines_that_match_the_index(tmp_path: Path, smal
     assert isinstance(by_path[str(f)]["indexed_at"], float)  # when it was indexed: seconds since the epoch
     assert by_path["tagged"]["metadata"] == {"team": "ops"} and by_path["tagged"]["source"] == "text"
     key_passage = next(r for r in rows if r["type"] == "passage" and r["path"] == str(f))
-    assert set(key_passage) == {"type", "id", "path", "start", "end", "text"}  # no vector unless asked
+    assert set(key_passage) == {"type", "id", "path", "section", "start", "end", "text"}  # no vector unless asked
     assert key_passage["text"] == "Rotate the signing keys every quarter."
 
     lines = runner.invoke(app, ["export", "-i", ix, "--vectors"]).stdout.splitlines()

@@ -284,6 +284,7 @@
     const actions = el("div", "actions");
     actions.append(toggle, open);
     li.append(head, el("div", "path", hit.path));
+    if (hit.section) li.append(el("div", "section", hit.section));
     if (hit.metadata && Object.keys(hit.metadata).length) li.append(metaList(hit.metadata));
     li.append(snip, actions, context);
     return li;

@@ -1,0 +1,51 @@
+"""Where a passage stands in its document: the headings it sits under (its section path)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from searchapp.types import Heading, Span
+
+SEPARATOR = " > "
+# A heading longer than this is cut (a heading line is what a loader says it is: bounded here, not trusted).
+MAX_HEADING_CHARS = 200
+
+
+def same_heading(a: str, b: str) -> bool:
+    """Whether two headings read the same (case and runs of whitespace aside): a title and its page's h1."""
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def section_paths(headings: Sequence[Heading], spans: Sequence[Span]) -> list[str]:
+    """Each span's section path: the headings in force where it starts (the last one of each level above it, a
+    heading ending the sections of its level and deeper), outermost first, joined by :data:`SEPARATOR`; ``""``
+    where none.
+
+    ``headings`` and ``spans`` are in text order (as loaders and the splitter give them).
+    """
+    out: list[str] = []
+    stack: list[Heading] = []
+    pending = iter(headings)
+    upcoming = next(pending, None)
+    for span in spans:
+        while upcoming is not None and upcoming.start <= span.start:
+            while stack and stack[-1].level >= upcoming.level:
+                stack.pop()
+            stack.append(upcoming)
+            upcoming = next(pending, None)
+        out.append(SEPARATOR.join(_cut(h.text) for h in stack))
+    return out
+
+
+def shown_with_title(title: str, section: str) -> str:
+    """A passage's place as one line: its document's title, then its section path without a first heading that
+    only repeats the title."""
+    parts = section.split(SEPARATOR) if section else []
+    if parts and title and same_heading(parts[0], title):
+        parts = parts[1:]
+    return SEPARATOR.join([title, *parts] if title else parts)
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1] + "…"
