@@ -73,10 +73,10 @@ def supported_suffixes() -> list[str]:
 _SNIFF_BYTES = 8192
 # Files larger than this are refused before they are read (searchapp ingest --max-file-mb).
 MAX_FILE_BYTES = 100 * 2**20
-# What a DOCX (a zip) may decompress to, in all, and its number of parts: a few hundred kilobytes can hold
-# gigabytes of XML (tests/unit/test_loaders.py).
-MAX_DOCX_BYTES = 64 * 2**20
-MAX_DOCX_PARTS = 10_000
+# What a zip-packaged file (DOCX, PPTX, ODT/ODP, EPUB) may decompress to, in all, and its number of parts: a few
+# hundred kilobytes can hold gigabytes of XML (tests/integration/test_hostile_files.py).
+MAX_ZIP_BYTES = 64 * 2**20
+MAX_ZIP_PARTS = 10_000
 # The longest HTML text parsed: the parser keeps tens of bytes per character.
 MAX_HTML_CHARS = 32 * 2**20
 _TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
@@ -315,22 +315,23 @@ def _load_docx(path: Path, data: bytes) -> LoadedText:
     return LoadedText(_normalise_newlines(text), _clean_title(next(headings, core_title)))
 
 
-def _check_zip(name: str, data: bytes) -> None:
-    """Refuse a zip whose parts would decompress to more than ``MAX_DOCX_BYTES`` (or that has more than
-    ``MAX_DOCX_PARTS`` parts) before anything is decompressed. The sizes checked are the declared ones, which
-    bound what is read: Python's zipfile stops each part at its declared size."""
+def _check_zip(name: str, data: bytes, kind: str = "DOCX") -> None:
+    """Refuse a zip whose parts would decompress to more than ``MAX_ZIP_BYTES`` (or that has more than
+    ``MAX_ZIP_PARTS`` parts) before anything is decompressed. The sizes checked are the declared ones, which
+    bound what is read: Python's zipfile stops each part at its declared size. ``kind`` names the format in
+    the reasons ("not a valid PPTX file")."""
     import zipfile
 
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             parts = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise LoadError(name, f"not a valid DOCX file ({exc})") from exc
-    if len(parts) > MAX_DOCX_PARTS:
-        raise LoadError(name, f"{len(parts):,} parts in the DOCX, over the {MAX_DOCX_PARTS:,} allowed")
+        raise LoadError(name, f"not a valid {kind} file ({exc})") from exc
+    if len(parts) > MAX_ZIP_PARTS:
+        raise LoadError(name, f"{len(parts):,} parts in the {kind}, over the {MAX_ZIP_PARTS:,} allowed")
     total = sum(p.file_size for p in parts)
-    if total > MAX_DOCX_BYTES:
-        raise LoadError(name, f"decompresses to {_mb(total)}, over the {_mb(MAX_DOCX_BYTES)} allowed")
+    if total > MAX_ZIP_BYTES:
+        raise LoadError(name, f"decompresses to {_mb(total)}, over the {_mb(MAX_ZIP_BYTES)} allowed")
 
 
 def _docx_paragraphs(document: DocxDocument) -> Iterator[Paragraph]:

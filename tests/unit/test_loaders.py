@@ -72,7 +72,8 @@ def reason(path: Path) -> str:
 
 
 def test_registry_covers_the_formats_and_ignores_case() -> None:
-    assert supported_suffixes() == [".docx", ".htm", ".html", ".markdown", ".md", ".pdf", ".txt"]
+    assert supported_suffixes() == [".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf",
+                                  ".pptx", ".txt"]
     assert loader_for(Path("NOTES.MD")) is loader_for(Path("notes.md")) is not None
     assert loader_for(Path("photo.jpg")) is None
     assert loader_for(Path("README")) is None
