@@ -1,17 +1,39 @@
-"""A benchmark split made ready to score: its corpus's index opened (a cached one by default) or built, and every
-judged query's runs gathered. The step of ``searchapp eval`` and ``tune`` that needs an :class:`Index`; the
-scoring itself (``evaluate/``) works on what the index hands it."""
+"""A benchmark split, or a folder of documents with known-item questions, made ready to score: its index opened
+(a cached one by default) or built, and every question's runs gathered. The step of ``searchapp eval`` and
+``tune`` that needs an :class:`Index`; the scoring itself (``evaluate/``) works on what the index hands it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from searchapp.config import IndexConfig
+from searchapp.errors import SearchappError
 from searchapp.evaluate.beir import load_beir
+from searchapp.evaluate.known_items import KnownItems, read_questions
 from searchapp.evaluate.runner import Prepared, collect, index_path
 from searchapp.index import Index
+from searchapp.ingest.pipeline import IngestSummary, Progress, check_root
 from searchapp.query.fusion import Fusion
+from searchapp.store.locate import display
+
+
+def _open(path: str | Path, config: IndexConfig, cached: bool) -> Index:
+    index = Index.open_or_create(
+        path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
+        max_tokens=config.splitter.max_tokens, overlap=config.splitter.overlap, precision=config.precision,
+    )
+    if cached:
+        # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its
+        # own (for example a tuned one).
+        try:
+            index.set_fusion(Fusion())
+        except BaseException:
+            index.close()
+            raise
+    return index
 
 
 def prepare(
@@ -25,16 +47,71 @@ def prepare(
     """Load the split, build or reuse the corpus index, and gather every judged query's runs."""
     data = load_beir(folder, split)
     path = index_dir or index_path(folder, config)
-    with Index.open_or_create(
-        path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
-        max_tokens=config.splitter.max_tokens, overlap=config.splitter.overlap, precision=config.precision,
-    ) as index:
-        if index_dir is None:
-            # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its
-            # own (for example a tuned one).
-            index.set_fusion(Fusion())
+    with _open(path, config, cached=index_dir is None) as index:
         if index.stats().documents != len(data.corpus):
             if progress:
                 progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
             index.ingest_records((d, t, data.document_text(d)) for d, (t, _) in data.corpus.items())
         return collect(data, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+
+
+@dataclass(frozen=True)
+class FolderCheck:
+    """A folder's questions with their runs (documents by their path relative to the folder), the index they
+    ran against (as shown to people) and what bringing it up to date did."""
+
+    prepared: Prepared
+    items: KnownItems
+    index: str
+    summary: IngestSummary
+
+
+def prepare_folder(
+    folder: Path,
+    questions: Path,
+    config: IndexConfig,
+    k0: int | None = None,
+    index_dir: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    embedding: Progress | None = None,
+) -> FolderCheck:
+    """Read the questions about ``folder``, bring its index up to date (an incremental ingest: only what changed
+    since the last run is read and embedded) and gather every question's runs.
+
+    ``index_dir``: the index to use or create (any index; the folder is ingested into it), else a cached one
+    keyed by the folder's path and the encoder/splitter settings. ``progress`` gets lines for a person,
+    ``embedding`` the ingest's passage counts."""
+    check_root(folder)
+    if not folder.is_dir():
+        raise SearchappError(f"{folder}: not a folder (give the folder the questions' paths are relative to)")
+    items = read_questions(questions, folder)  # before any indexing work
+    root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
+    path = index_dir or index_path(folder, config, kind="folder")
+    with _open(path, config, cached=index_dir is None) as index:
+        summary = index.ingest(root, progress=embedding)
+        changed = summary.added + summary.updated + summary.removed
+        if progress and changed:
+            progress(f"indexed {folder} into {display(str(path))}: added {summary.added}, updated "
+                     f"{summary.updated}, removed {summary.removed} ({summary.unchanged} unchanged)")
+        prepared = collect(items, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+    relative = {pid: _relative(key, root) for pid, key in prepared.doc_of.items()}
+    _check_indexed(items, questions, set(relative.values()), summary, root)
+    return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary)
+
+
+def _relative(key: str, root: str) -> str:
+    """A document's key as a questions file names it: its path relative to ``root``, ``/``-separated (a key from
+    elsewhere in a shared index as it is)."""
+    rel = os.path.relpath(key, root) if os.path.isabs(key) else key
+    return key if rel == ".." or rel.startswith(".." + os.sep) else Path(rel).as_posix()
+
+
+def _check_indexed(items: KnownItems, questions: Path, indexed: set[str], summary: IngestSummary, root: str) -> None:
+    """A target that the ingest left out (failed, hidden, excluded, unsupported) could never be found: an error,
+    not a silent miss."""
+    failed = {_relative(key, root): reason for key, reason in summary.failures}
+    for q in items.questions:
+        for target in q.targets:
+            if target not in indexed:
+                why = failed.get(target, "hidden, excluded or of a type that is not indexed")
+                raise SearchappError(f"{questions}:{q.line}: target {target!r} is not indexed ({why})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,12 +17,14 @@ from searchapp.cli.common import (
     PoolingOpt,
     PoolingParamOpt,
     PrecisionOpt,
+    display_path,
     emit_json,
     errors,
     fusion_options,
     say,
 )
 from searchapp.errors import SearchappError
+from searchapp.evaluate.known_items import MISS_DEPTH
 from searchapp.evaluate.metrics import METRICS
 from searchapp.query.options import MODES
 
@@ -61,7 +64,8 @@ def _progress(message: str) -> None:
 
 @fusion_options()
 def eval_cmd(
-    dataset: Annotated[Path, typer.Argument(help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/.")],
+    dataset: Annotated[Path, typer.Argument(
+        help="BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels/; with --questions, a folder of documents.")],
     split: Annotated[str, typer.Option(help="Qrels split: qrels/<split>.tsv.")] = "test",
     mode: Annotated[str, typer.Option(help=f"{', '.join(MODES)} or all.")] = "all",
     model: ModelOpt = None,
@@ -71,11 +75,18 @@ def eval_cmd(
     precision: PrecisionOpt = None,
     run_file: Annotated[Path | None, typer.Option(help="Write a TREC run (last mode evaluated).")] = None,
     index: EvalIndexOpt = None,
+    questions: Annotated[Path | None, typer.Option(
+        help="Known-item questions about the folder DATASET, one a line: question<TAB>path|path (paths relative "
+             "to it); scored by the rank of the first target document: success@1, success@5, MRR@10.")] = None,
+    show_misses: Annotated[bool, typer.Option(
+        "--show-misses", help="With --questions: list, per mode, the questions whose target was not first, and "
+        "what was ranked above it.")] = False,
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
 ) -> None:
-    """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100."""
+    """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100; or,
+    with --questions, on known-item questions about a folder of documents."""
     from searchapp.evaluate.runner import modes_for, write_trec_run
     from searchapp.evaluation import prepare
     from searchapp.query.options import check, resolve_fusion
@@ -85,6 +96,12 @@ def eval_cmd(
         modes = modes_for(mode)
         for m in modes:
             check("mode", m)  # before any indexing work
+    if questions is not None:
+        _eval_questions(dataset, questions, base, modes, index, fusion, run_file, show_misses, as_json)
+        return
+    with errors():
+        if show_misses:
+            raise SearchappError("--show-misses lists the misses of --questions: give a questions file")
         prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
         settings = resolve_fusion(prepared.fusion, fusion)
         results = {m: prepared.score(m, settings) for m in modes}
@@ -101,6 +118,61 @@ def eval_cmd(
     say(f"{'mode':<10}" + "".join(f"{n:>12}" for n in names))
     for m, metrics in results.items():
         say(f"{m:<10}" + "".join(f"{metrics[n]:>12.4f}" for n in names))
+
+
+def _eval_questions(
+    folder: Path,
+    questions: Path,
+    base: IndexConfig,
+    modes: Sequence[str],
+    index: str | None,
+    fusion: dict[str, Any],
+    run_file: Path | None,
+    show_misses: bool,
+    as_json: bool,
+) -> None:
+    """``eval FOLDER --questions FILE``: the known-item check of a folder of documents (docs/evaluation.md)."""
+    from searchapp.cli.index_commands import embedding_progress
+    from searchapp.evaluate.known_items import misses
+    from searchapp.evaluate.runner import write_trec_run
+    from searchapp.evaluation import prepare_folder
+    from searchapp.query.options import resolve_fusion
+
+    with errors():
+        with embedding_progress() as embedding:
+            folder_check = prepare_folder(folder, questions, base, k0=fusion["k0"], index_dir=index, progress=_progress,
+                                   embedding=embedding)
+        prepared = folder_check.prepared
+        settings = resolve_fusion(prepared.fusion, fusion)
+        rankings = {m: prepared.run_for(m, settings) for m in modes}
+        if run_file is not None:
+            write_trec_run(run_file, rankings[modes[-1]], f"searchapp-{modes[-1]}")
+    for failed_path, reason in [*folder_check.summary.failures, *folder_check.summary.warnings]:
+        say(f"warning: {display_path(failed_path)}: {reason}", err=True)
+    results = {m: prepared.known_items(m, settings) for m in modes}
+    missed = {m: misses(folder_check.items, rankings[m]) for m in modes}
+    n = len(folder_check.items.questions)
+    if as_json:
+        emit_json({"folder": str(folder), "questions": n, "index": folder_check.index, "fusion": asdict(settings),
+                   "results": {m: {k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
+                               for m, r in results.items()},
+                   "misses": {m: [miss.to_dict() for miss in found] for m, found in missed.items()}})
+        return
+    say(f"{folder}: {n} question{'s' if n != 1 else ''} ({questions})")
+    say(f"{'mode':<10}{'first':>9}{'top 5':>9}{'MRR@10':>9}")
+    for m, r in results.items():
+        first, top5 = f"{r['hits@1']}/{n}", f"{r['hits@5']}/{n}"
+        say(f"{m:<10}{first:>9}{top5:>9}{r['mrr@10']:>9.3f}")
+    if not show_misses:
+        return
+    for m, found in missed.items():
+        say("")
+        say(f"{m}: {len(found)} question{'s' if len(found) != 1 else ''} whose target was not first")
+        for miss in found:
+            q = miss.question
+            where = f"rank {miss.rank}" if miss.rank is not None else f"not in the top {MISS_DEPTH}"
+            say(f"  line {q.line}: {q.text}")
+            say(f"    target {' | '.join(q.targets)} ({where}); first: {miss.above[0] if miss.above else 'nothing'}")
 
 
 def _dataset_split(item: str, default: str) -> tuple[Path, str]:

@@ -93,7 +93,7 @@ def ingest(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
             precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
         )
-        with ix, _progress() as progress:
+        with ix, embedding_progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
@@ -123,7 +123,7 @@ PROGRESS_EVERY_S = 5.0
 
 
 @contextmanager
-def _progress() -> Iterator[Callable[[int, int | None], None]]:
+def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
     """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
     total is known), else a plain line ``embedded N/M passages`` every :data:`PROGRESS_EVERY_S` seconds and at
     the end."""

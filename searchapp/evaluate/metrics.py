@@ -4,7 +4,8 @@ A run maps query id -> ranked list of document ids (best first); qrels map query
 grade > 0 relevant. Definitions follow trec_eval: nDCG with linear gains (grade) and log2 discounts, the ideal
 ranking from all judged relevant documents; MRR@k the reciprocal rank of the first relevant document within k;
 Recall@k the share of relevant documents within k; AP@k the sum of precision at each relevant rank within k
-over the number of relevant documents.
+over the number of relevant documents. Known-item questions (one answer, any of a few target documents) are
+scored by the rank of their first target: success@k (a target within k) and MRR@k.
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ def mrr(ranked: Sequence[str], rels: Mapping[str, int], k: int) -> float:
     return 0.0
 
 
+def first_relevant(ranked: Sequence[str], rels: Mapping[str, int]) -> int | None:
+    """1-based rank of the first relevant document in ``ranked``, ``None`` if there is none."""
+    for i, d in enumerate(ranked):
+        if rels.get(d, 0) > 0:
+            return i + 1
+    return None
+
+
+def success(ranked: Sequence[str], rels: Mapping[str, int], k: int) -> float:
+    """1.0 if a relevant document is within k, else 0.0 (success@k, a.k.a. hit rate)."""
+    rank = first_relevant(ranked[:k], rels)
+    return 1.0 if rank is not None else 0.0
+
+
 def recall(ranked: Sequence[str], rels: Mapping[str, int], k: int) -> float:
     """Share of the relevant documents found within k."""
     relevant = {d for d, g in rels.items() if g > 0}
@@ -58,6 +73,25 @@ METRICS = {
     "recall@100": lambda r, q: recall(r, q, 100),
     "map@100": lambda r, q: average_precision(r, q, 100),
 }
+
+
+# Known-item questions: scored apart from METRICS so that the benchmark's JSON keys stay as documented.
+KNOWN_ITEM_METRICS = {
+    "success@1": lambda r, q: success(r, q, 1),
+    "success@5": lambda r, q: success(r, q, 5),
+    "mrr@10": lambda r, q: mrr(r, q, 10),
+}
+
+
+def known_item(run: Mapping[str, Sequence[str]], qrels: Qrels) -> dict[str, float | int]:
+    """Every :data:`KNOWN_ITEM_METRICS` mean over the judged queries of ``qrels`` (0.0 for none), and how many
+    queries succeeded at each cut-off (``hits@1``, ``hits@5``: the counts behind success@1 and success@5)."""
+    judged = judged_queries(qrels)
+    per = {name: [fn(list(run.get(q, [])), qrels[q]) for q in judged] for name, fn in KNOWN_ITEM_METRICS.items()}
+    out: dict[str, float | int] = {name: float(np.mean(v)) if v else 0.0 for name, v in per.items()}
+    for name in ("success@1", "success@5"):
+        out["hits@" + name.partition("@")[2]] = int(sum(per[name]))
+    return out
 
 
 def judged_queries(qrels: Qrels) -> list[str]:

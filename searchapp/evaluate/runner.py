@@ -1,4 +1,5 @@
-"""``searchapp eval``: a split's queries run against its corpus's index, scored in each mode.
+"""``searchapp eval``: a split's queries (or a folder's known-item questions) run against its corpus's index,
+scored in each mode.
 
 Documents are title + text; a document's score is its best passage's (the first time it appears in a passage
 ranking). Candidates for hybrid ranking are gathered once per query, so every fusion setting (for ``--mode
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
-from searchapp.evaluate.beir import BeirSet
-from searchapp.evaluate.metrics import evaluate, per_query
+from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
 from searchapp.query.fusion import Fusion, fuse
 from searchapp.store.base import Stores
@@ -24,6 +25,17 @@ from searchapp.types import Candidates, EncoderLike, Run
 
 DEPTH = 100  # documents ranked per query (Recall@100, MAP@100)
 PASSAGE_DEPTH = 300  # passages fetched for a single-side run before folding them into documents
+
+
+class Labelled(Protocol):
+    """Queries with their relevant documents: a benchmark split (``beir.BeirSet``) or a folder's questions
+    (``known_items.KnownItems``)."""
+
+    @property
+    def queries(self) -> Mapping[str, str]: ...  # id -> text
+
+    @property
+    def qrels(self) -> Mapping[str, Mapping[str, int]]: ...  # id -> {document: grade}
 
 
 @dataclass(frozen=True)
@@ -37,9 +49,9 @@ class QueryRuns:
 
 @dataclass
 class Prepared:
-    """A benchmark split with its index and every query's runs."""
+    """A benchmark split (or a folder's questions) with its index and every query's runs."""
 
-    data: BeirSet
+    data: Labelled
     fusion: Fusion  # the index's hybrid default
     doc_of: dict[int, str]
     runs: dict[str, QueryRuns]
@@ -73,6 +85,10 @@ class Prepared:
                 ranked[q] = self.documents(fuse(r.candidates, fusion or self.fusion))
         return evaluate(ranked, self.data.qrels)[0]
 
+    def known_items(self, mode: str, fusion: Fusion | None = None) -> dict[str, float | int]:
+        """success@1, success@5, MRR@10 of ``mode`` and the counts behind them (``metrics.known_item``)."""
+        return known_item(self.run_for(mode, fusion), self.data.qrels)
+
     def per_query(self, mode: str, fusion: Fusion | None = None, metric: str = "ndcg@10") -> dict[str, float]:
         """``metric`` of every judged query in ``mode`` (for paired comparisons)."""
         return per_query(self.run_for(mode, fusion), self.data.qrels, metric)
@@ -88,8 +104,9 @@ class Prepared:
         return out
 
 
-def index_path(folder: Path, config: IndexConfig) -> Path:
-    """Cache folder of the index for this corpus and encoder/splitter settings."""
+def index_path(folder: Path, config: IndexConfig, kind: str = "beir") -> Path:
+    """Cache folder of the index for this corpus (``kind``: ``beir``, a BEIR-layout set, or ``folder``, a folder
+    of documents ingested as ``searchapp ingest`` would) and encoder/splitter settings."""
     from searchapp.encode.precision import resolve
 
     fields = {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
@@ -98,11 +115,13 @@ def index_path(folder: Path, config: IndexConfig) -> Path:
     precision = resolve(config.precision)
     if precision != "fp32":  # fp32 keys stay as they were before precision was a setting
         fields["precision"] = precision
+    if kind != "beir":  # and BEIR keys as they were before folders were evaluated
+        fields["kind"] = kind
     key = json.dumps(fields, sort_keys=True)
     return cache_root() / "eval" / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def collect(data: BeirSet, stores: Stores, encoder: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
+def collect(data: Labelled, stores: Stores, encoder: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
     """Every judged query's runs against the corpus in ``stores`` (already indexed): both single runs,
     ``PASSAGE_DEPTH`` deep, and the hybrid candidates, ``k0`` per side."""
     doc_of = stores.passage_documents()

@@ -121,3 +121,99 @@ def test_tune_cross_validates_over_query_folds_and_collections(tmp_path: Path, r
     res = runner.invoke(app, ["tune", str(a), str(b), "--split", "test", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["datasets"] == ["tiny test", "tiny2 test"]
+
+
+# -- eval FOLDER --questions FILE: the known-item check of a folder of documents (fake encoder) ----------------------
+
+FOLDER_DOCS = {
+    "keys.md": "# Signing keys\n\nRotate the signing keys every ninety days with the keyctl tool.\n",
+    "garden/tomatoes.md": "# Tomatoes\n\nTomatoes need deep watering twice a week in hot summers.\n",
+    "backups.md": "# Backups\n\nNightly database backups are kept in cold storage for ninety days.\n",
+    "remote.md": "# Remote work\n\nEmployees may work from home up to three days a week.\n",
+}
+QUESTIONS = (
+    "# question<TAB>targets\n"
+    "\n"
+    "rotate the signing keys\tkeys.md\n"
+    "deep watering of tomatoes\tgarden/tomatoes.md|remote.md\n"
+    "cold storage backups\tbackups.md\n"
+    "zzz unknowable words\tremote.md\n"
+)
+
+
+def write_folder(root: Path, questions: str = QUESTIONS) -> tuple[Path, Path]:
+    for rel, text in FOLDER_DOCS.items():
+        (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / rel).write_text(text)
+    (root / "questions.tsv").write_text(questions)
+    return root / "docs", root / "questions.tsv"
+
+
+def test_eval_questions_json(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    docs, questions = write_folder(tmp_path)
+    res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions), "--mode", "all", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert set(out) == {"folder", "questions", "index", "fusion", "results", "misses"}
+    assert out["questions"] == 4 and out["folder"] == str(docs)
+    assert set(out["results"]) == {"lexical", "dense", "hybrid"}
+    lexical = out["results"]["lexical"]
+    assert set(lexical) == {"success@1", "success@5", "mrr@10", "hits@1", "hits@5"}
+    # Three questions share words with their target only; the fourth matches nothing lexically.
+    assert (lexical["hits@1"], lexical["hits@5"]) == (3, 3)
+    assert lexical["success@1"] == pytest.approx(0.75) and lexical["mrr@10"] == pytest.approx(0.75)
+    [miss] = out["misses"]["lexical"]
+    assert miss == {"line": 6, "question": "zzz unknowable words", "targets": ["remote.md"], "rank": None,
+                    "first": None, "above": []}
+    assert out["results"]["dense"]["hits@1"] >= 3  # documents by their path relative to the folder
+    # A second run ingests incrementally: nothing changed, nothing embedded, the same figures.
+    again = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions), "--mode", "lexical",
+                                     "--json"])
+    assert again.exit_code == 0 and "indexed" not in again.stderr
+    assert json.loads(again.stdout)["results"]["lexical"] == lexical
+    (docs / "keys.md").write_text("# Misc\n\nNothing to see here.\n")
+    changed = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions), "--mode", "lexical",
+                                       "--json"])
+    assert changed.exit_code == 0 and "updated 1" in changed.stderr
+    assert json.loads(changed.stdout)["results"]["lexical"]["hits@1"] == 2
+
+
+def test_eval_questions_table_misses_and_given_index(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    docs, questions = write_folder(tmp_path)
+    (docs / "\x1b]0;evil.md").write_text("# Signing keys\n\nrotate the signing keys rotate signing keys\n")
+    res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions), "--mode", "lexical",
+                                   "--show-misses", "--index", str(tmp_path / "ix")])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[1].split() == ["mode", "first", "top", "5", "MRR@10"]
+    assert lines[2].split()[:3] == ["lexical", "2/4", "3/4"]
+    assert "lexical: 2 questions whose target was not first" in res.stdout
+    assert "(rank 2); first: \\x1b]0;evil.md" in res.stdout and "\x1b" not in res.stdout  # escaped
+    assert "target remote.md (not in the top 10); first: nothing" in res.stdout
+    assert (tmp_path / "ix").is_dir()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("no tab here\n", "questions.tsv:1: expected question<TAB>targets, got 1 tab-separated column"),
+    ("# fine\nq\tkeys.md\tbackups.md\n", "questions.tsv:2: expected question<TAB>targets, got 3"),
+    ("\tkeys.md\n", "questions.tsv:1: the question is empty"),
+    ("q\tkeys.md||backups.md\n", "questions.tsv:1: an empty target path"),
+    ("q\t../escape.md\n", "questions.tsv:1: target '../escape.md' is not a path inside"),
+    ("q\tkeys.md\nq2\tmissing.md\n", "questions.tsv:2: target 'missing.md' is not a file in"),
+    ("# only a comment\n\n", "questions.tsv: no question in it"),
+])
+def test_eval_questions_malformed_lines(tmp_path: Path, fake_model, text: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    docs, questions = write_folder(tmp_path, text)
+    res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions)])
+    assert res.exit_code == 1, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "home" / ".cache").exists()  # refused before any index was made
+
+
+def test_eval_questions_target_not_indexed(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    docs, questions = write_folder(tmp_path, "a binary file\tdata.bin\n")
+    (docs / "data.bin").write_bytes(b"\x00\x01")
+    res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions)])
+    assert res.exit_code == 1, res.output
+    [error] = [line for line in res.stderr.splitlines() if line.startswith("error:")]  # after the ingest's lines
+    assert "questions.tsv:1: target 'data.bin' is not indexed" in error

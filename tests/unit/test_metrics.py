@@ -5,7 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from searchapp.evaluate.metrics import average_precision, evaluate, mrr, ndcg, rankdata, recall, spearman
+from searchapp.evaluate.metrics import (
+    average_precision,
+    evaluate,
+    first_relevant,
+    known_item,
+    mrr,
+    ndcg,
+    rankdata,
+    recall,
+    spearman,
+    success,
+)
 
 
 def test_ndcg_by_hand() -> None:
@@ -22,6 +33,21 @@ def test_mrr_recall_ap_by_hand() -> None:
     assert mrr(ranked, rels, 1) == 0.0
     assert recall(ranked, rels, 2) == 0.5
     assert average_precision(ranked, rels, 100) == pytest.approx((1 / 2 + 2 / 4) / 2)
+
+
+def test_known_item_metrics_by_hand() -> None:
+    rels = {"a": 1, "b": 1, "c": 0}  # any one target answers; a grade-0 document is no target
+    assert first_relevant(["c", "x", "b", "a"], rels) == 3
+    assert first_relevant(["c", "x"], rels) is None and first_relevant([], rels) is None
+    assert success(["c", "x", "b"], rels, 3) == 1.0
+    assert success(["c", "x", "b"], rels, 2) == 0.0
+    run = {"q1": ["a", "x"], "q2": ["x", "y", "b"], "q3": ["x"] * 6 + ["a"], "q4": []}
+    qrels = {q: {"a": 1, "b": 1} for q in run} | {"unjudged": {"a": 0}}
+    got = known_item(run, qrels)
+    assert (got["hits@1"], got["hits@5"]) == (1, 2)  # q1 first, q2 third, q3 seventh, q4 nothing
+    assert got["success@1"] == pytest.approx(1 / 4) and got["success@5"] == pytest.approx(2 / 4)
+    assert got["mrr@10"] == pytest.approx((1 + 1 / 3 + 1 / 7) / 4)
+    assert known_item({}, {}) == {"success@1": 0.0, "success@5": 0.0, "mrr@10": 0.0, "hits@1": 0, "hits@5": 0}
 
 
 def test_against_trec_eval() -> None:
