@@ -10,6 +10,7 @@ from searchapp.encode.catalog import DEFAULT_MODEL, canonical_name
 from searchapp.encode.pooling import get_pooling
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError, EncoderMismatchError
+from searchapp.ingest.sections import PASSAGE_CONTEXTS
 from searchapp.ingest.splitter import SplitterConfig
 from searchapp.query.fusion import Fusion
 from searchapp.store.vector_policy import VectorPolicy
@@ -18,6 +19,8 @@ from searchapp.store.vector_policy import VectorPolicy
 # name, except where it would be ambiguous (fusion's method is "fusion").
 _SECTIONS: dict[str, type] = {"splitter": SplitterConfig, "fusion": Fusion}
 _RENAMED = {("fusion", "method"): "fusion"}
+# What an index made before a setting existed did, where that is not the setting's default now.
+_BEFORE_SETTING: dict[str, Any] = {"passage_context": "none"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class IndexConfig:
     ivf_threshold: int = 200_000
     nprobe: int = 0  # 0: 7% of the lists, at least 32
     splitter: SplitterConfig = field(default_factory=SplitterConfig)
+    # What the encoder sees of a passage: "section" puts its section path (its headings) on a line before it
+    # (ingest/sections.py; chosen in docs/evaluation.md), "none" the passage alone. Indexes made before the
+    # setting existed embedded passages alone (from_settings).
+    passage_context: str = "section"
     # Hybrid defaults: those of Fusion() (query/fusion.py), chosen in docs/evaluation.md.
     fusion: Fusion = field(default_factory=Fusion)
 
@@ -52,6 +59,9 @@ class IndexConfig:
         object.__setattr__(self, "model", canonical_name(self.model))
         get_pooling(self.pooling, **self.pooling_params)
         check_precision(self.precision)
+        if self.passage_context not in PASSAGE_CONTEXTS:
+            raise ConfigError(f"unknown passage_context {self.passage_context!r}: use one of "
+                              f"{', '.join(PASSAGE_CONTEXTS)}")
         self.vectors  # noqa: B018 - builds (so validates) the vector index policy
 
     @property
@@ -97,7 +107,10 @@ class IndexConfig:
     def from_settings(cls, rows: dict[str, str]) -> IndexConfig:
         """Rebuild from settings rows; unknown keys (from newer versions) are ignored."""
         names = flat_names()
-        return cls.from_flat(**{k: json.loads(v) for k, v in rows.items() if k in names})
+        given = {k: json.loads(v) for k, v in rows.items() if k in names}
+        for key, value in _BEFORE_SETTING.items():
+            given.setdefault(key, value)
+        return cls.from_flat(**given)
 
     def check_encoder(self, model: str | None, pooling: str | None, params: dict[str, Any] | None) -> None:
         """Refuse an encoder other than the one the index was built with (``None`` means "as built")."""

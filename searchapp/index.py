@@ -279,7 +279,15 @@ class Index:
     def _ingest(self, progress: Progress | None = None) -> Ingest:
         # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
         # of the run.
-        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress, time.perf_counter())
+        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress, time.perf_counter(),
+                      context=self.config.passage_context, limit=self._limit())
+
+    def _limit(self) -> int:
+        """The model's limit in word pieces (special tokens included), for an encoder the index made; a given
+        one (a test's) takes what the splitter makes."""
+        if isinstance(self._encoder, LazyEncoder):
+            return model_max_tokens(self.config.model)
+        return self.config.splitter.max_tokens
 
     def ingest(
         self,
@@ -327,7 +335,7 @@ class Index:
             spec = self._encoder_spec().pinned()
 
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
-                return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes)
+                return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
         with self.writing():
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared))

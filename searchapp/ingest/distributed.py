@@ -26,6 +26,7 @@ import numpy as np
 from searchapp.encode.spec import EncoderSpec
 from searchapp.errors import ConfigError
 from searchapp.ingest.pipeline import Prepared, Task, prepare
+from searchapp.ingest.sections import passage_inputs, section_paths
 from searchapp.ingest.splitter import SplitterConfig
 
 # This package's folder: shipped to the workers, so they run the driver's code.
@@ -78,16 +79,19 @@ def _prepare_batch(
 class _EncodeActor:
     """An actor of the pool: loads the model once, then embeds the passages of each batch of documents."""
 
-    def __init__(self, spec: EncoderSpec) -> None:
+    def __init__(self, spec: EncoderSpec, context: str = "none", limit: int = 512) -> None:
         # Ray limits a 1-CPU actor to one OpenMP thread; the model should use its node's cores (or --threads).
         # Built by the driver's spec as an in-process ingest builds its encoder (encode/spec.py).
         self.encoder = replace(spec, threads=spec.threads or os.cpu_count() or 1).build("ingest")
+        self.context, self.limit = context, limit
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         prepared: list[Prepared] = [pickle.loads(p) for p in batch["prepared"]]
         todo = {i for i, p in enumerate(prepared) if p.failure is None and not p.unchanged and p.document}
-        texts = [p.document.text[s.start : s.end] for i, p in enumerate(prepared) if i in todo  # type: ignore[union-attr]
-                 for s in p.spans]
+        # What the encoder sees of each passage, as in an in-process ingest (ingest/sections.py).
+        texts = [t for i, p in enumerate(prepared) if i in todo for t in passage_inputs(
+            p.document.text, p.spans, section_paths(p.document.headings, p.spans),  # type: ignore[union-attr]
+            self.context, self.limit)]
         vectors = self.encoder.encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
         out: list[bytes] = []
         row = 0
@@ -131,7 +135,8 @@ def connect(options: RayOptions) -> None:
 
 
 def run_on_ray(
-    tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions, max_bytes: int
+    tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions, max_bytes: int,
+    context: str = "none", limit: int = 512,
 ) -> Iterator[tuple[Prepared, np.ndarray | None]]:
     """Each task's :class:`Prepared` and its vectors (float32 ``(passages, d)``; ``None`` for a failed or
     unchanged file), in the order of ``tasks``, computed on Ray."""
@@ -150,7 +155,8 @@ def run_on_ray(
                         num_cpus=PREPARE_CPUS)
     # Ray Data restarts a dead actor and retries its batches (its defaults for actor pools).
     ds = ds.map_batches(_EncodeActor, batch_size=ENCODE_BATCH, batch_format="numpy",
-                        fn_constructor_kwargs={"spec": spec}, compute=ray.data.ActorPoolStrategy(size=options.actors),
+                        fn_constructor_kwargs={"spec": spec, "context": context, "limit": limit},
+                        compute=ray.data.ActorPoolStrategy(size=options.actors),
                         num_cpus=options.actor_cpus, scheduling_strategy="SPREAD")
     for batch in ds.iter_batches(batch_size=ENCODE_BATCH, batch_format="numpy"):
         for raw, vec in zip(batch["prepared"], batch["vectors"], strict=True):

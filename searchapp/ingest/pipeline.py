@@ -15,7 +15,7 @@ import numpy as np
 
 from searchapp.errors import ConfigError, LoadError, SearchappError
 from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
-from searchapp.ingest.sections import section_paths
+from searchapp.ingest.sections import passage_inputs, section_paths
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -173,12 +173,16 @@ class Ingest:
         offsets: OffsetsFn,
         progress: Progress | None = None,
         started: float | None = None,
+        context: str = "none",
+        limit: int = 512,
     ) -> None:
         # perf_counter() when the run began (the caller's, if it waited for the writer lock first).
         self.started = time.perf_counter() if started is None else started
         self.stores = stores
         self.encoder = encoder
         self.splitter = splitter
+        # What the encoder sees of a passage (sections.passage_inputs) and the model's limit in word pieces.
+        self.context, self.limit = context, limit
         self.offsets = offsets
         self.progress = progress
         self.summary = IngestSummary()
@@ -368,18 +372,19 @@ class Ingest:
     def _flush(self) -> None:
         if not self.pending:
             return
-        todo = [p for p in self.pending if p.vectors is None]
-        texts = [p.document.text[s.start : s.end] for p in todo for s in p.spans]
+        sections = [section_paths(p.document.headings, p.spans) for p in self.pending]
+        todo = [(p, sec) for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
+        texts = [t for p, sec in todo
+                 for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
         if texts:
             vectors = self.encoder.encode(texts)
             row = 0
-            for p in todo:
+            for p, _ in todo:
                 p.vectors = vectors[row : row + len(p.spans)]
                 row += len(p.spans)
         items = [
-            NewDocument(p.document, p.spans, p.vectors,  # type: ignore[arg-type]
-                        section_paths(p.document.headings, p.spans))
-            for p in self.pending
+            NewDocument(p.document, p.spans, p.vectors, sec)  # type: ignore[arg-type]
+            for p, sec in zip(self.pending, sections, strict=True)
         ]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
         self.stores.write(remove=replaced, add=items)

@@ -7,6 +7,12 @@ from collections.abc import Sequence
 from searchapp.types import Heading, Span
 
 SEPARATOR = " > "
+# What the encoder sees of a passage (the ``passage_context`` setting): its text alone, or its section path on a
+# line before it, so that a page's topic, named by its headings, is in every passage's vector.
+PASSAGE_CONTEXTS = ("none", "section")
+# The most characters of a section path put before a passage for the encoder (a word piece covers at least one
+# character, so at most this many tokens).
+CONTEXT_CHARS = 128
 # A heading longer than this is cut (a heading line is what a loader says it is: bounded here, not trusted).
 MAX_HEADING_CHARS = 200
 
@@ -34,6 +40,23 @@ def section_paths(headings: Sequence[Heading], spans: Sequence[Span]) -> list[st
             stack.append(upcoming)
             upcoming = next(pending, None)
         out.append(SEPARATOR.join(_cut(h.text) for h in stack))
+    return out
+
+
+def passage_inputs(
+    text: str, spans: Sequence[Span], sections: Sequence[str], context: str, limit: int
+) -> list[str]:
+    """What the encoder embeds for each passage of ``text``: the passage, preceded under ``context="section"`` by
+    its section path (at most :data:`CONTEXT_CHARS` characters) where it has one and the two fit in ``limit``
+    word pieces (the model's; special tokens included, as ``Span.n_tokens`` counts them)."""
+    out: list[str] = []
+    for span, section in zip(spans, sections or [""] * len(spans), strict=True):
+        passage = text[span.start : span.end]
+        head = section[:CONTEXT_CHARS]
+        if context == "section" and head and span.n_tokens + len(head) <= limit:
+            out.append(f"{head}\n{passage}")
+        else:
+            out.append(passage)
     return out
 
 

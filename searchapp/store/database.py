@@ -89,13 +89,14 @@ class Database(Records):
 
     def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
         p = self.tables.passages
-        rows = conn.execute(select(p.c.id, p.c.text).where(p.c.document_id.in_(doc_ids))).all()
+        rows = conn.execute(select(p.c.id, p.c.text, p.c.section).where(p.c.document_id.in_(doc_ids))).all()
         ids = [int(r[0]) for r in rows]
-        lexical.unindex_passages(conn, ids, [r[1] for r in rows])  # FTS5 needs the indexed text to undo it
+        # FTS5 needs the indexed values to undo them.
+        lexical.unindex_passages(conn, ids, [r[1] for r in rows], [r[2] for r in rows])
         return ids
 
-    def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:
-        lexical.index_passages(conn, ids, texts)
+    def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        lexical.index_passages(conn, ids, texts, sections)
 
     @contextlib.contextmanager
     def _snapshot(self, conn: Connection) -> Iterator[Connection]:

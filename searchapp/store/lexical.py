@@ -5,7 +5,10 @@ more than half of the rows (rank_bm25's BM25Okapi floors at 0.25 x the mean idf 
 states the difference. Scores here are made positive (FTS5 returns them negated so smaller sorts first).
 
 Queries are turned into an OR of their quoted terms (``analysis.query_terms``: stopwords dropped). The FTS5
-table's tokenizer is ``analysis.TOKENIZER``.
+table's tokenizer is ``analysis.TOKENIZER``. It has two columns (migration 0006): the passage's text and its
+section path (the headings it sits under), the latter weighted :data:`SECTION_WEIGHT` times the text in
+``bm25()``: a page's topic, named by its headings, counts for every passage under them. A passage without a
+section scores as it would with one column.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from searchapp.types import Run
 
 # SQLite limits host parameters per statement; stay well under the old default of 999.
 MAX_PARAMS = 900
+# bm25()'s weight of a match in the section column against one in the text (docs/evaluation.md: "Your own folder").
+SECTION_WEIGHT = 2.0
+_BM25 = f"bm25(passages_fts, 1.0, {SECTION_WEIGHT})"
 
 
 def match_expression(terms: Sequence[str]) -> str:
@@ -28,19 +34,19 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def index_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:
-    """Add passages to the inverted index (call in the transaction that inserts them)."""
+def index_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+    """Add passages (their texts and section paths) to the inverted index, in the transaction that inserts them."""
     conn.execute(
-        text("INSERT INTO passages_fts(rowid, text) VALUES (:id, :text)"),
-        [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+        text("INSERT INTO passages_fts(rowid, text, section) VALUES (:id, :text, :section)"),
+        [{"id": i, "text": t, "section": s} for i, t, s in zip(ids, texts, sections, strict=True)],
     )
 
 
-def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:
-    """Remove passages from the inverted index; FTS5 needs the text that was indexed to undo it."""
+def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+    """Remove passages from the inverted index; FTS5 needs the values that were indexed to undo it."""
     conn.execute(
-        text("INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', :id, :text)"),
-        [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)],
+        text("INSERT INTO passages_fts(passages_fts, rowid, text, section) VALUES ('delete', :id, :text, :section)"),
+        [{"id": i, "text": t, "section": s} for i, t, s in zip(ids, texts, sections, strict=True)],
     )
 
 
@@ -62,8 +68,8 @@ def search(conn: Connection, query: str, k: int, restrict: Restrict | None = Non
     where, params = _restricted(restrict)
     rows = conn.execute(
         text(
-            "SELECT rowid, -bm25(passages_fts) AS s FROM passages_fts WHERE passages_fts MATCH :q"
-            f"{where} ORDER BY bm25(passages_fts), rowid LIMIT :k"
+            f"SELECT rowid, -{_BM25} AS s FROM passages_fts WHERE passages_fts MATCH :q"
+            f"{where} ORDER BY {_BM25}, rowid LIMIT :k"
         ),
         {"q": match_expression(terms), "k": k, **params},
     )
@@ -80,7 +86,7 @@ def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]
     for placeholders, params in _id_lists(ids):
         rows = conn.execute(
             text(
-                "SELECT rowid, -bm25(passages_fts) FROM passages_fts "
+                f"SELECT rowid, -{_BM25} FROM passages_fts "
                 f"WHERE passages_fts MATCH :q AND rowid IN ({placeholders})"
             ),
             {"q": expr, **params},
@@ -116,7 +122,7 @@ class Matches:
         # FTS5 yields rowids in ascending order, so the inserts append to the temporary b-tree.
         conn.execute(
             text(
-                "INSERT INTO temp.lexical_matches SELECT rowid, -bm25(passages_fts) FROM passages_fts "
+                f"INSERT INTO temp.lexical_matches SELECT rowid, -{_BM25} FROM passages_fts "
                 f"WHERE passages_fts MATCH :q{where}"
             ),
             {"q": match_expression(self.terms), **params},

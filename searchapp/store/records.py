@@ -83,8 +83,11 @@ class Records(ABC):
         """What the lexical index needs before these documents' passages are deleted; returns the passage ids
         the backend's vector index must drop (empty where the vectors live in the rows)."""
 
-    def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str]) -> None:  # noqa: B027 - a hook
-        """What the lexical index needs once passages are inserted (nothing where it indexes rows itself)."""
+    def _index(  # noqa: B027 - a hook
+        self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]
+    ) -> None:
+        """What the lexical index needs once passages (texts, section paths) are inserted (nothing where it
+        indexes rows itself)."""
 
     def _among(self, column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
         """``column`` is one of a list of values bound under ``name`` (an expanding ``IN``; PostgreSQL binds an
@@ -219,6 +222,7 @@ class Records(ABC):
         doc_rows: list[dict[str, object]] = []
         passage_rows: list[dict[str, object]] = []
         texts: list[str] = []
+        section_of: list[str] = []
         all_ids: list[np.ndarray] = []
         indexed_at = time.time()  # one write, one time: its documents were indexed together
         at = 0
@@ -236,6 +240,7 @@ class Records(ABC):
             for i, (span, section) in enumerate(zip(item.spans, sections, strict=True)):
                 passage = doc.text[span.start : span.end]
                 texts.append(passage)
+                section_of.append(section)
                 passage_rows.append(
                     {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
                      "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i]}
@@ -244,7 +249,7 @@ class Records(ABC):
         conn.execute(t.documents.insert(), doc_rows)
         if passage_rows:
             conn.execute(t.passages.insert(), passage_rows)
-            self._index(conn, pids.tolist(), texts)
+            self._index(conn, pids.tolist(), texts, section_of)
         return all_ids
 
     # -- reading -------------------------------------------------------------------------------------------
