@@ -42,7 +42,8 @@ _ENCODER_KEYS = ("model", "pooling", "pooling_params")
 # same model agree to a cosine of 0.9999): given for an existing index, they apply to this process only.
 _RUNTIME_KEYS = ("precision",)
 # What ``status`` shows of the settings, under their flat names (docs/cli.md).
-_STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "fusion", "norm", "alpha", "k0")
+_STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "passage_context", "fusion",
+                    "norm", "alpha", "k0")
 # ... and of the vector index's rule: approximate (IVF in a folder, HNSW in PostgreSQL) from this many vectors.
 _STATUS_RULE = ("ivf_threshold",)
 # Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).

@@ -39,3 +39,26 @@ def test_a_passage_starting_on_a_heading_is_under_it_and_long_headings_are_cut()
 
 def test_no_headings_no_sections() -> None:
     assert section_paths([], spans_at(0, 10)) == ["", ""]
+
+
+def test_the_encoder_sees_the_section_before_the_passage_within_the_limit() -> None:
+    from searchapp.ingest.sections import CONTEXT_CHARS, passage_inputs
+
+    text = "alpha beta gamma delta"
+    spans = [Span(0, 10, 4), Span(11, 22, 300)]
+    sections = ["Guide > Install", "Guide > " + "y" * 500]
+    got = passage_inputs(text, spans, sections, "section", limit=512)
+    assert got[0] == "Guide > Install\nalpha beta"
+    assert got[1] == sections[1][:CONTEXT_CHARS] + "\ngamma delta"
+    # Over the model's limit with the context: the passage alone, never cut.
+    assert passage_inputs(text, spans, sections, "section", limit=300 + 10)[1] == "gamma delta"
+    assert passage_inputs(text, spans, sections, "none", limit=512) == ["alpha beta", "gamma delta"]
+    assert passage_inputs(text, spans, ["", ""], "section", limit=512) == ["alpha beta", "gamma delta"]
+
+
+def test_an_index_made_before_the_setting_embedded_passages_alone() -> None:
+    from searchapp.config import IndexConfig
+
+    rows = {k: v for k, v in IndexConfig().to_settings().items() if k != "passage_context"}
+    assert IndexConfig.from_settings(rows).passage_context == "none"
+    assert IndexConfig.from_settings(IndexConfig().to_settings()).passage_context == "section"

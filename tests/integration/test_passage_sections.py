@@ -1,0 +1,78 @@
+"""Passages know where they stand: section paths stored, returned, embedded with the passage and matched by BM25."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from searchapp import Index, IndexConfig
+from searchapp.cli import app
+
+GUIDE = """# Plugins
+
+Some words about plugins in general.
+
+## The checker plugin
+
+Enable it in the configuration file and restart the editor.
+
+### Settings
+
+Every setting has a sensible default value.
+"""
+OTHER = """# Changes
+
+The release notes mention the checker once, among many other things that changed.
+"""
+
+
+def _docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(GUIDE)
+    (docs / "changes.md").write_text(OTHER)
+    return docs
+
+
+def test_hits_carry_their_section_and_the_encoder_sees_it(tmp_path: Path, fake_encoder, index_at) -> None:  # type: ignore[no-untyped-def]
+    ix = index_at(max_tokens=16)
+    ix.ingest(_docs(tmp_path))
+    embedded = [t for call in fake_encoder.calls for t in call]
+    assert "Plugins > The checker plugin > Settings\nEvery setting has a sensible default value." in embedded
+    hits = ix.search("sensible default value", k=1, mode="lexical")
+    assert hits[0].section == "Plugins > The checker plugin > Settings"
+    assert hits[0].text == "Every setting has a sensible default value."  # the stored text is the passage alone
+    exported = [r for r in ix.export() if getattr(r, "text", None) == hits[0].text]
+    assert exported[0].section == hits[0].section
+
+
+def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # Folder indexes: FTS5 matches the section path as a column of its own (PostgreSQL's BM25 reads the text).
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=16),
+               encoder=fake_encoder) as ix:
+        ix.ingest(_docs(tmp_path))
+        # The Settings passage's text says "default" but never "checker": its headings do.
+        hits = ix.search("checker default", k=3, mode="lexical")
+    assert hits[0].section == "Plugins > The checker plugin > Settings", [(h.section, h.text) for h in hits]
+
+
+def test_the_cli_shows_the_section_above_the_snippet_and_in_json(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    docs = _docs(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(docs), "--max-tokens", "16"]).exit_code == 0
+    shown = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1"])
+    lines = shown.stdout.splitlines()
+    assert lines[1].strip() == "Plugins > The checker plugin > Settings"
+    out = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", "--json"])
+    assert json.loads(out.stdout)["hits"][0]["section"] == "Plugins > The checker plugin > Settings"
+
+
+def test_passages_of_an_index_without_the_setting_are_embedded_alone(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(passage_context="none", max_tokens=16),
+               encoder=fake_encoder) as ix:
+        ix.ingest(_docs(tmp_path))
+    embedded = [t for call in fake_encoder.calls for t in call]
+    assert all("\n" not in t or not t.startswith("Plugins") for t in embedded)
+    assert "Every setting has a sensible default value." in embedded
