@@ -100,14 +100,13 @@ def _delimiter(r: _Reader, start: int, rest: int, end: int) -> bool:
     marker = r.text[rest:end].rstrip()
     if delimiter.group(4):  # ``` fenced code: closed by the bare fence
         r.verbatim, r.comment = delimiter.group(4), False
-    elif marker[0] in "-." and len(marker) >= 4 or marker[0] == "/":
+    elif (marker[0] in "-." and len(marker) >= 4) or marker[0] == "/":
         r.verbatim, r.comment = marker, marker[0] == "/"
     elif r.block and r.block[-1] == marker:
         r.block.pop()
     else:
         r.block.append(marker)
-    if r.pending_code and r.verbatim is None:
-        r.pending_code = False
+    r.pending_code = False
     return True
 
 

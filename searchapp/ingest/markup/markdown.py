@@ -39,6 +39,7 @@ _COLON_BLOCK = re.compile(r"(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\]|\{[^{}]{0,512}\}|
 _SNIPPET = re.compile(r";?-{2,}8<-{2,}[ \t]*(.*)$")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
 _OPTION = re.compile(r"[\w-]+:(?:[ \t]|$)")
+_OPTION_ITEM = re.compile(r"-[ \t]+[\w-]+:(?:[ \t]|$)")
 # What may start a block in the middle of a paragraph: a line that does is not a lazy continuation.
 _STARTS_BLOCK = re.compile(
     r"(?:>|#{1,6}(?:[ \t]|$)|`{3}|~{3}|[-*+][ \t]|1[.)][ \t]|!!!|\?\?\?|===[+!]?[ \t]|/{3}|:{3}|<!--"
@@ -90,7 +91,6 @@ class _Reader:
     block_options: bool = False  # just under a /// block's opening line: indented "key: value" lines are options
     comment_end: int = -1  # an HTML comment block runs to here
     no_comment_end: bool = False
-    blank_before: bool = True
     stretches: list[tuple[int, int, bool]] = field(default_factory=list)
     references: set[str] = field(default_factory=set)
     title: int | None = None
@@ -181,13 +181,11 @@ class _Reader:
         if not (self.containers and self.containers[-1].options):
             while self.open_container(line):
                 if line.pos >= line.end:  # the marker line of an admonition, tab or block: nothing left
-                    self.blank_before = False
                     return
                 self.measure(line)
         for rule in _LEAF_RULES:
             if rule(self, line):
                 break
-        self.blank_before = line.rest == line.end
 
     def match_containers(self, line: _Line) -> int:
         text = self.text
@@ -347,15 +345,15 @@ def _delimited(r: _Reader, line: _Line) -> bool:
     """``/// name | Title`` ... ``///`` (pymdown blocks) and ``:::name[Title]`` ... ``:::`` (Docusaurus)."""
     text = r.text
     block = _SLASH_BLOCK.match(text, line.rest, line.end)
-    title = 3
-    if block is None or block.group(2) is None:
+    if block is None or block.group(2) is None:  # a bare "///" closes, it opens nothing
         block = _COLON_BLOCK.match(text, line.rest, line.end)
-        title = 4 if block is not None and block.group(3) is None else 3
         if block is None:
             return False
     closer = block.group(1)
     r.block_options = closer[0] == "/"
-    if block.lastindex is not None and block.lastindex >= title and block.group(title):
+    # The title: after "|" (group 3); in "[...]" (group 3) or after a space (group 4) for Docusaurus.
+    title = next((g for g in range(3, block.re.groups + 1) if block.group(g)), None)
+    if title is not None:
         r.blanks.blank(line.rest, block.start(title))
         r.blanks.blank(block.end(title), line.end)
         r.stretch(block.start(title), block.end(title))
@@ -385,7 +383,7 @@ def _options(r: _Reader, line: _Line) -> bool:
     if not (r.containers and r.containers[-1].options):
         return False
     text = r.text
-    if text[line.rest] == "-" and _OPTION.match(text, line.rest + 1, line.end) is None:
+    if text[line.rest] == "-" and _OPTION_ITEM.match(text, line.rest, line.end) is None:
         r.blanks.blank(line.rest, line.rest + 1)
         comment = text.find("#", line.rest, line.end)
         if comment >= 0:

@@ -145,7 +145,7 @@ def _explicit(r: _Reader, i: int, rest: int, end: int, indent: int) -> int:
     directive = _DIRECTIVE.match(text, rest, end)
     if directive is not None:
         name = directive.group(1).lower().rpartition(":")[2]
-        if name in _PATH_ARGUMENTS or directive.group(0).startswith(".. |") and name == "image":
+        if name in _PATH_ARGUMENTS:
             r.blanks.blank(rest, end)
         else:
             r.blanks.blank(rest, directive.end())
