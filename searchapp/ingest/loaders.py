@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from searchapp.errors import LoadError
+from searchapp.ingest import markup
 from searchapp.types import Document, Heading
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
     from docx.document import Document as DocxDocument
     from docx.text.paragraph import Paragraph
+    from pypdf import PdfReader
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ MAX_ZIP_BYTES = 64 * 2**20
 MAX_ZIP_PARTS = 10_000
 # The longest HTML text parsed: the parser keeps tens of bytes per character.
 MAX_HTML_CHARS = 32 * 2**20
-_TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
+_TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm", ".rst", ".adoc", ".asciidoc"})
 
 
 def _mb(n: int) -> str:
@@ -95,8 +97,6 @@ _WIDE_BOMS = {
 # charset_normalizer's "chaos" scores for short Western European text are nearly tied between cp1252 and
 # cp1250/cp1257 and it often picks the wrong one ("très" -> "trčs"); within this margin cp1252 wins.
 _CP1252_MARGIN = 0.1
-_ATX_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HIDDEN_HTML_TAGS = ["script", "style", "noscript", "template", "title"]
 _BLOCK_HTML_TAGS = frozenset(
     "address article aside blockquote body caption dd details dialog div dl dt fieldset figcaption figure"
@@ -212,19 +212,23 @@ def _load_txt(path: Path, data: bytes) -> LoadedText:
 
 @register(".md", ".markdown")
 def _load_markdown(path: Path, data: bytes) -> LoadedText:
-    text = decode_text(data, str(path))
-    fence: str | None = None
-    for line in text.split("\n"):
-        # A "# comment" inside a fenced shell snippet is not a heading.
-        if marker := _FENCE.match(line):
-            opened = marker.group(1)
-            if fence is None:
-                fence = opened
-            elif opened[0] == fence[0] and len(opened) >= len(fence):
-                fence = None
-        elif fence is None and (heading := _ATX_H1.match(line)):
-            return LoadedText(text, _clean_title(heading.group(1)))
-    return LoadedText(text, None)
+    return _reading(markup.read_markdown(decode_text(data, str(path))))
+
+
+@register(".rst")
+def _load_rst(path: Path, data: bytes) -> LoadedText:
+    return _reading(markup.read_rst(decode_text(data, str(path))))
+
+
+@register(".adoc", ".asciidoc")
+def _load_asciidoc(path: Path, data: bytes) -> LoadedText:
+    return _reading(markup.read_asciidoc(decode_text(data, str(path))))
+
+
+def _reading(reading: markup.Reading) -> LoadedText:
+    """A marked-up text read as a reader sees it: markup blanked to spaces of the same length (offsets into the
+    text are offsets into the decoded file), its headings and title."""
+    return LoadedText(reading.text, _clean_title(reading.title), reading.headings)
 
 
 @register(".html", ".htm")
@@ -241,36 +245,114 @@ def _load_html(path: Path, data: bytes) -> LoadedText:
     # <title> is dropped too: it is not page content, and it is already kept as the title.
     for tag in soup.find_all(_HIDDEN_HTML_TAGS):
         tag.decompose()
-    return LoadedText(_html_visible_text(soup), title)
+    visible, headings = _html_visible_text(soup)
+    return LoadedText(visible, title, headings)
 
 
-def _html_visible_text(soup: BeautifulSoup) -> str:
-    """Text as a browser lays it out, roughly: blocks on their own lines, whitespace collapsed elsewhere."""
+# Noncharacters (never in interchange text) mark where a heading's text starts (one per level) and ends while
+# the visible text is assembled; they are taken out, and their places recorded, once the text is laid out.
+_HEADING_START = {f"h{n}": chr(0xFDD0 + n) for n in range(1, 7)}
+_HEADING_END = "\uFDDF"
+_SENTINELS = frozenset(_HEADING_START.values()) | {_HEADING_END}
+_SENTINEL_RE = re.compile("[\uFDD1-\uFDD6\uFDDF]")
+_EMPTY_HEADING = re.compile("[\uFDD1-\uFDD6]\uFDDF")
+
+
+def _html_visible_text(soup: BeautifulSoup) -> tuple[str, tuple[Heading, ...]]:
+    """Text as a browser lays it out, roughly: blocks on their own lines, whitespace collapsed elsewhere; and
+    the h1-h6 headings, where their text landed."""
     from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
     pieces: list[str] = []
     # An explicit stack, not recursion: deeply nested markup must not hit the recursion limit.
-    # ``None`` marks the end of a block element.
-    stack: list[PageElement | None] = [soup]
+    # ``None`` marks the end of a block element, a string the end of a heading.
+    stack: list[PageElement | str | None] = [soup]
     while stack:
         node = stack.pop()
         if node is None:
             pieces.append("\n")
+        elif isinstance(node, str) and not isinstance(node, NavigableString):
+            pieces.append(node)
         elif isinstance(node, Tag):
             if node.name == "br":
                 pieces.append("\n")
             elif node.name == "pre":
-                pieces.append(f"\n{node.get_text()}\n")
+                pieces.append(f"\n{_SENTINEL_RE.sub('', node.get_text())}\n")
             else:
                 if node.name in _BLOCK_HTML_TAGS:
                     pieces.append("\n")
                     stack.append(None)
+                if node.name in _HEADING_START:
+                    pieces.append(_HEADING_START[node.name])
+                    stack.append(_HEADING_END)
                 stack.extend(reversed(node.contents))
         elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
             # PreformattedString covers comments, doctypes, CDATA and processing instructions.
-            pieces.append(_SPACES.sub(" ", str(node)))
-    lines = [line.strip() for line in _normalise_newlines("".join(pieces)).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+            pieces.append(_SPACES.sub(" ", _SENTINEL_RE.sub("", str(node))))
+    lines: list[str] = []
+    starts = ""  # marks of headings starting on lines that hold nothing else: they go to the next line
+    for line in _normalise_newlines("".join(pieces)).split("\n"):
+        line = _strip_keeping_marks(line)
+        if line and not line.strip("".join(_SENTINELS)):
+            ends = len(line) - len(line.lstrip(_HEADING_END))
+            if lines and not starts:
+                lines[-1] += line[:ends]
+            else:
+                starts += line[:ends]
+            starts += line[ends:]
+            line = ""
+        elif starts:
+            line, starts = starts + line, ""
+        lines.append(line)
+    if starts:
+        lines.append(starts)
+    laid_out = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return _take_out_marks(laid_out)
+
+
+def _strip_keeping_marks(line: str) -> str:
+    """``line.strip()``, the heading marks among the stripped characters kept at the ends (an empty heading's
+    pair dropped), so that stripping moves no mark into or out of its heading's text."""
+    start, end = 0, len(line)
+    while start < end and (line[start].isspace() or line[start] in _SENTINELS):
+        start += 1
+    while end > start and (line[end - 1].isspace() or line[end - 1] in _SENTINELS):
+        end -= 1
+    stripped = _marks(line[:start]) + line[start:end] + _marks(line[end:])
+    while True:
+        emptied = _EMPTY_HEADING.sub("", stripped)
+        if emptied == stripped:
+            return stripped
+        stripped = emptied
+
+
+def _marks(part: str) -> str:
+    return "".join(c for c in part if c in _SENTINELS)
+
+
+def _take_out_marks(marked: str) -> tuple[str, tuple[Heading, ...]]:
+    pieces: list[str] = []
+    spans: list[tuple[int, int, int]] = []  # (level, start, end) in the text without marks
+    open_at: list[tuple[int, int]] = []  # (level, start)
+    length = previous = 0
+    for mark in _SENTINEL_RE.finditer(marked):
+        pieces.append(marked[previous : mark.start()])
+        length += mark.start() - previous
+        previous = mark.end()
+        if mark.group() != _HEADING_END:
+            open_at.append((ord(mark.group()) - 0xFDD0, length))
+        elif open_at:
+            level, start = open_at.pop()
+            if not open_at:  # a heading inside a heading (invalid HTML) is part of the outer one
+                spans.append((level, start, length))
+    pieces.append(marked[previous:])
+    text = "".join(pieces)
+    found = []
+    for level, start, end in spans:
+        words = " ".join(text[start:end].split())
+        if words:
+            found.append(Heading(text.rfind("\n", 0, start) + 1, level, words))
+    return text, tuple(found)
 
 
 @register(".pdf")
@@ -294,7 +376,43 @@ def _load_pdf(path: Path, data: bytes) -> LoadedText:
         title = metadata.title if metadata is not None else None
     if not any(page.strip() for page in pages):
         raise LoadError(name, "no text layer (scanned PDF?)", no_text=True)
-    return LoadedText(_normalise_newlines("\n\n".join(pages)), _clean_title(title))
+    text = _normalise_newlines("\n\n".join(pages))
+    return LoadedText(text, _clean_title(title), _pdf_outline(reader, pages, text))
+
+
+# A PDF's outline is read up to this many entries: it is a guide to the text, not text.
+MAX_OUTLINE_ENTRIES = 10_000
+
+
+def _pdf_outline(reader: PdfReader, pages: list[str], text: str) -> tuple[Heading, ...]:
+    """The outline's entries as headings, best effort (a broken outline gives none, never a failed load): level
+    from nesting, offset where the entry's title starts a line on its page, else the page's start."""
+    # A page's chunk ends in the separator's newlines, so normalising chunk by chunk gives the joined text's offsets.
+    page_starts = [0]
+    for page in pages[:-1]:
+        page_starts.append(page_starts[-1] + len(_normalise_newlines(page + "\n\n")))
+    headings: list[Heading] = []
+    try:
+        stack: list[tuple[list[object], int]] = [(list(reader.outline), 1)]
+        while stack and len(headings) < MAX_OUTLINE_ENTRIES:
+            entries, level = stack.pop()
+            # Each list that follows an entry holds that entry's children.
+            for position, entry in enumerate(entries):
+                if isinstance(entry, list):
+                    continue
+                if position + 1 < len(entries) and isinstance(entries[position + 1], list):
+                    stack.append((entries[position + 1], level + 1))
+                number = reader.get_destination_page_number(entry)  # type: ignore[arg-type]
+                words = " ".join(str(getattr(entry, "title", "") or "").split())
+                if words and number is not None and 0 <= number < len(pages):
+                    start = page_starts[number]
+                    end = start + len(_normalise_newlines(pages[number]))
+                    found = text.find(words, start, end)
+                    at = text.rfind("\n", start, found) + 1 if found >= 0 else start
+                    headings.append(Heading(max(at, start), min(level, 6), words))
+    except Exception:  # noqa: BLE001 - any outline problem (pypdf raises many types) only loses the headings
+        return ()
+    return tuple(sorted(headings, key=lambda h: h.start))
 
 
 @register(".docx")
@@ -308,11 +426,29 @@ def _load_docx(path: Path, data: bytes) -> LoadedText:
     with _parser_errors(name, "cannot read DOCX"):
         paragraphs = [(p.text, p.style.name if p.style else None) for p in _docx_paragraphs(document)]
         core_title = document.core_properties.title
-    headings = (
-        text for text, style in paragraphs if text.strip() and (style or "").startswith(_DOCX_HEADINGS)
-    )
+    titles = (text for text, style in paragraphs if text.strip() and (style or "").startswith(_DOCX_HEADINGS))
+    headings: list[Heading] = []
+    start = 0
+    for paragraph, style in paragraphs:
+        level = _docx_level(style)
+        words = " ".join(paragraph.split())
+        if level and words:
+            headings.append(Heading(start, level, words))
+        # The paragraph with its separator: normalising it alone gives its length in the joined text.
+        start += len(_normalise_newlines(paragraph + "\n"))
     text = "\n".join(text for text, _ in paragraphs)
-    return LoadedText(_normalise_newlines(text), _clean_title(next(headings, core_title)))
+    return LoadedText(_normalise_newlines(text), _clean_title(next(titles, core_title)), tuple(headings))
+
+
+_DOCX_LEVEL = re.compile(r"Heading ([1-9])")
+
+
+def _docx_level(style: str | None) -> int:
+    """A paragraph style's heading level: ``Heading n`` is n (at most 6), ``Title`` 1, any other style 0."""
+    if style == "Title":
+        return 1
+    level = _DOCX_LEVEL.fullmatch(style or "")
+    return min(int(level.group(1)), 6) if level else 0
 
 
 def _check_zip(name: str, data: bytes, kind: str = "DOCX") -> None:

@@ -11,7 +11,8 @@ from searchapp import DocumentNotFoundError, Index, IndexConfig
 from searchapp.errors import ConfigError
 from searchapp.store.rebuild import rebuild
 
-# Paragraphs, a heading, a list and doubled spaces: several passages at max_tokens=24, with gaps of one and of
+# Paragraphs, a heading, a list and doubled spaces (a .txt file: read as written, markup and all): several
+# passages at max_tokens=24, with gaps of one and of
 # several whitespace characters between them.
 TEXT = (
     "# Signing keys\n\n"
@@ -37,10 +38,10 @@ def test_rebuild_fills_gaps_keeps_offsets_and_takes_overlaps_once() -> None:
 def test_document_text_and_context_from_the_passages(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "keys.md").write_text(TEXT, encoding="utf-8")
+    (folder / "keys.txt").write_text(TEXT, encoding="utf-8")
     ix = index_at(max_tokens=24)
     ix.ingest(folder)
-    path = str((folder / "keys.md").resolve())
+    path = str((folder / "keys.txt").resolve())
     whole = ix.document(path)
     assert (whole.path, whole.source, whole.n_chars, whole.start, whole.end) == (path, "file", len(TEXT), 0, len(TEXT))
     assert not whole.truncated and len(whole.text) == len(TEXT) and len(whole.passages) >= 4

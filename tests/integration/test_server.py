@@ -391,11 +391,11 @@ def test_document_text_and_passage_context_routes(tmp_path: Path, fake_encoder) 
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "keys.md").write_text(TEXT)
+    (docs / "keys.txt").write_text(TEXT)
     index = open_index(tmp_path, fake_encoder)  # small passages: a passage has text on both sides
     index.ingest(docs)
     index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS], metadatas=[d["metadata"] for d in DOCS])
-    real = str((docs / "keys.md").resolve())
+    real = str((docs / "keys.txt").resolve())
     with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
         r = http.get(f"/documents/{quote(real, safe='')}")
         assert r.status_code == 200, r.text

@@ -26,6 +26,7 @@ from searchapp.ingest.loaders import (
     supported_suffixes,
     walk,
 )
+from searchapp.types import Document, Heading
 
 FRENCH = (
     "Le café était très chaud ce matin-là. Nous avons déjà mangé une crêpe à la crêperie près de la forêt.\n"
@@ -72,8 +73,10 @@ def reason(path: Path) -> str:
 
 
 def test_registry_covers_the_formats_and_ignores_case() -> None:
-    assert supported_suffixes() == [".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf",
-                                  ".pptx", ".txt"]
+    assert supported_suffixes() == [
+        ".adoc", ".asciidoc", ".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf", ".pptx",
+        ".rst", ".txt",
+    ]
     assert loader_for(Path("NOTES.MD")) is loader_for(Path("notes.md")) is not None
     assert loader_for(Path("photo.jpg")) is None
     assert loader_for(Path("README")) is None
@@ -181,10 +184,10 @@ def test_directory_with_a_loader_suffix_is_not_read(tmp_path: Path) -> None:
 # --- formats ------------------------------------------------------------------------------------------------
 
 
-def test_markdown_keeps_raw_text_and_takes_first_h1(tmp_path: Path) -> None:
+def test_markdown_markup_blanked_in_place_and_first_h1_title(tmp_path: Path) -> None:
     text = "Intro line\n\n```bash\n# not a heading\n```\n\n## Sub first\n\n# Real Title ##\n\nSome **b**.\n"
     doc = load_document(write(tmp_path / "doc.markdown", text))
-    assert doc.text == text
+    assert doc.text == "Intro line\n\n       \n# not a heading\n   \n\n   Sub first\n\n  Real Title   \n\nSome   b  .\n"
     assert doc.title == "Real Title"
     no_heading = load_document(write(tmp_path / "plain.md", "#hashtag is not a heading\n"))
     assert no_heading.title == "plain"
@@ -343,3 +346,81 @@ def test_walk_file_root_and_missing_root(tree: Path) -> None:
     assert list(walk(tree / "img.png")) == []
     with pytest.raises(LoadError):
         list(walk(tree / "nope"))
+
+
+# --- headings -----------------------------------------------------------------------------------------------
+
+
+def starts_a_line(doc: Document, heading: Heading) -> bool:
+    return heading.start == 0 or doc.text[heading.start - 1] == "\n"
+
+
+def test_markdown_headings_atx_and_setext_with_markup_stripped(tmp_path: Path) -> None:
+    source = (
+        "---\ntitle: Front\n---\n# The *Guide* {#guide}\n\nIntro [link](https://example.com).\n\n"
+        "Setext Part\n-----------\n\n```md\n# not a heading\n```\n\n### `code` heading ###\n"
+    )
+    doc = load_document(write(tmp_path / "guide.md", source))
+    assert len(doc.text) == len(source) and doc.title == "The Guide"
+    assert [(h.level, h.text) for h in doc.headings] == [(1, "The Guide"), (2, "Setext Part"), (3, "code heading")]
+    assert all(starts_a_line(doc, h) for h in doc.headings)
+    assert doc.text.split() == ["The", "Guide", "Intro", "link", ".", "Setext", "Part", "#", "not", "a", "heading",
+                                "code", "heading"]
+
+
+def test_rst_and_asciidoc_headings_and_titles(tmp_path: Path) -> None:
+    rst = load_document(write(tmp_path / "a.rst", "=====\nTitle\n=====\n\nText :ref:`here <x>`.\n\nPart\n----\n"))
+    assert rst.title == "Title" and [(h.level, h.text) for h in rst.headings] == [(1, "Title"), (2, "Part")]
+    assert rst.text.split() == ["Title", "Text", "here", ".", "Part"]
+    adoc = load_document(write(tmp_path / "b.adoc", "= Doc\n:toc:\n\n== Part\n\nSee link:u.html[the page].\n"))
+    assert adoc.title == "Doc" and [(h.level, h.text) for h in adoc.headings] == [(1, "Doc"), (2, "Part")]
+    assert adoc.text.split() == ["Doc", "Part", "See", "the", "page", "."]
+    assert load_document(write(tmp_path / "c.asciidoc", "Just text.\n")).title == "c"
+    for doc in (rst, adoc):
+        assert all(starts_a_line(doc, h) for h in doc.headings)
+
+
+def test_html_headings_land_where_their_text_does(tmp_path: Path) -> None:
+    html = (
+        "<html><head><title>Page</title></head><body><h1>  Main\n title </h1><p>Intro</p><h2>Sub <em>part</em></h2>"
+        "<div><h3><div>Block</div> inside</h3></div><h4></h4><h5> </h5><pre>code</pre><h6>Last</h6></body></html>"
+    )
+    doc = load_document(write(tmp_path / "page.html", html))
+    assert doc.title == "Page"
+    assert doc.text == "Main title\n\nIntro\n\nSub part\n\nBlock\ninside\n\ncode\n\nLast"
+    assert [(h.start, h.level, h.text) for h in doc.headings] == [
+        (0, 1, "Main title"), (19, 2, "Sub part"), (29, 3, "Block inside"), (49, 6, "Last")]
+
+
+def test_docx_heading_styles_with_offsets(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("Preface")
+    document.add_heading("Doc Title", level=0)  # the Title style
+    document.add_heading("Chapter", level=1)
+    document.add_paragraph("Body text")
+    document.add_heading("Deep", level=8)
+    document.save(str(tmp_path / "book.docx"))
+    doc = load_document(tmp_path / "book.docx")
+    assert doc.title == "Doc Title"
+    assert [(h.level, h.text) for h in doc.headings] == [(1, "Doc Title"), (1, "Chapter"), (6, "Deep")]
+    assert all(doc.text[h.start :].startswith(h.text) for h in doc.headings)
+
+
+def test_pdf_outline_entries_are_headings(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.start_section("Introduction")
+    pdf.multi_cell(0, 10, "Introduction\nFirst page words")
+    pdf.add_page()
+    pdf.start_section("Details", level=1)
+    pdf.multi_cell(0, 10, "Some lead text\nDetails\nSecond page")
+    pdf.add_page()
+    pdf.start_section("Appendix")
+    pdf.multi_cell(0, 10, "Third page")
+    doc = load_document(write(tmp_path / "outlined.pdf", bytes(pdf.output())))
+    assert [(h.level, h.text) for h in doc.headings] == [(1, "Introduction"), (2, "Details"), (1, "Appendix")]
+    details, appendix = doc.headings[1:]
+    assert doc.text[details.start :].startswith("Details")  # its line on its page
+    assert doc.text[appendix.start :].startswith("Third page")  # not in the text: its page's start
+    assert load_document(write(tmp_path / "plain.pdf", pdf_bytes(["No outline"]))).headings == ()
