@@ -284,11 +284,8 @@ class Index:
                       context=self.config.passage_context, limit=self._limit())
 
     def _limit(self) -> int:
-        """The model's limit in word pieces (special tokens included), for an encoder the index made; a given
-        one (a test's) takes what the splitter makes."""
-        if isinstance(self._encoder, LazyEncoder):
-            return model_max_tokens(self.config.model)
-        return self.config.splitter.max_tokens
+        """The model's limit in word pieces (special tokens included): a passage and its context must fit in it."""
+        return model_max_tokens(self.config.model)
 
     def ingest(
         self,

@@ -379,8 +379,7 @@ def _load_epub(path: Path, data: bytes) -> LoadedText:
 
 
 def _epub_chapter(name: str, part: str, data: bytes) -> tuple[str, list[tuple[int, int, str]]]:
-    """A chapter's visible text, as loaders.py lays out HTML, and its h1-h6 headings (start, level, text) found
-    in it: each heading is a block, so its text is a line of that layout, looked for in document order."""
+    """A chapter's visible text, as loaders.py lays out HTML, and its h1-h6 headings (start, level, text)."""
     from bs4 import BeautifulSoup
 
     try:
@@ -395,18 +394,6 @@ def _epub_chapter(name: str, part: str, data: bytes) -> tuple[str, list[tuple[in
         soup = BeautifulSoup(markup, "html.parser")
     for tag in soup.find_all(_HIDDEN_HTML_TAGS):
         tag.decompose()
-    wanted = [(int(tag.name[1]), _SPACES.sub(" ", tag.get_text()).strip()) for tag in soup.find_all(_HTML_HEADINGS)]
-    chapter = _html_visible_text(soup)
-    lines = chapter.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    headings: list[tuple[int, int, str]] = []
-    cursor = 0
-    for level, heading in wanted:
-        # A heading not found as a line of its own (one holding a <br>) is left out, not searched past.
-        found = next((i for i in range(cursor, len(lines)) if lines[i] == heading), None) if heading else None
-        if found is not None:
-            headings.append((starts[found], level, heading))
-            cursor = found + 1
-    return chapter, headings
+    # The HTML loader's own layout and headings (where each heading's text landed): one way to read HTML.
+    chapter, found = _html_visible_text(soup)
+    return chapter, [(h.start, h.level, h.text) for h in found]

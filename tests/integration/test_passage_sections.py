@@ -24,7 +24,7 @@ Every setting has a sensible default value.
 """
 OTHER = """# Changes
 
-The release notes mention the checker once, among many other things that changed.
+Every setting has a sensible default value.
 """
 
 
@@ -33,6 +33,9 @@ def _docs(tmp_path: Path) -> Path:
     docs.mkdir()
     (docs / "guide.md").write_text(GUIDE)
     (docs / "changes.md").write_text(OTHER)
+    # Unrelated pages, so that the words above are rare enough for BM25's idf to count them.
+    for i, topic in enumerate(["tomatoes", "rivers", "violins", "glaciers", "comets", "markets", "lanterns"]):
+        (docs / f"z{i}.md").write_text(f"# {topic.title()}\n\nNotes on {topic} and how {topic} change over time.\n")
     return docs
 
 
@@ -40,10 +43,13 @@ def test_hits_carry_their_section_and_the_encoder_sees_it(tmp_path: Path, fake_e
     ix = index_at(max_tokens=16)
     ix.ingest(_docs(tmp_path))
     embedded = [t for call in fake_encoder.calls for t in call]
-    assert "Plugins > The checker plugin > Settings\nEvery setting has a sensible default value." in embedded
-    hits = ix.search("sensible default value", k=1, mode="lexical")
+    settings = next(t for t in embedded if "Settings\n\nEvery" in t)
+    assert settings.startswith("Plugins > The checker plugin > Settings\n")
+    hits = ix.search("sensible default value", k=1, mode="lexical", filters={"path_glob": "*guide.md"})
     assert hits[0].section == "Plugins > The checker plugin > Settings"
-    assert hits[0].text == "Every setting has a sensible default value."  # the stored text is the passage alone
+    # The stored text is the passage alone, the file's own characters.
+    assert hits[0].text.endswith("Every setting has a sensible default value.") and ">" not in hits[0].text
+    assert GUIDE[hits[0].start : hits[0].end] == hits[0].text
     exported = [r for r in ix.export() if getattr(r, "text", None) == hits[0].text]
     assert exported[0].section == hits[0].section
 
@@ -53,8 +59,9 @@ def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Pa
     with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=16),
                encoder=fake_encoder) as ix:
         ix.ingest(_docs(tmp_path))
-        # The Settings passage's text says "default" but never "checker": its headings do.
-        hits = ix.search("checker default", k=3, mode="lexical")
+        # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the
+        # guide's headings name a plugin.
+        hits = ix.search("plugin sensible default", k=3, mode="lexical")
     assert hits[0].section == "Plugins > The checker plugin > Settings", [(h.section, h.text) for h in hits]
 
 
@@ -62,10 +69,11 @@ def test_the_cli_shows_the_section_above_the_snippet_and_in_json(tmp_path: Path,
     docs = _docs(tmp_path)
     runner = CliRunner()
     assert runner.invoke(app, ["ingest", str(docs), "--max-tokens", "16"]).exit_code == 0
-    shown = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1"])
+    only = ["--path-glob", "*guide.md"]
+    shown = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", *only])
     lines = shown.stdout.splitlines()
     assert lines[1].strip() == "Plugins > The checker plugin > Settings"
-    out = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", "--json"])
+    out = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", "--json", *only])
     assert json.loads(out.stdout)["hits"][0]["section"] == "Plugins > The checker plugin > Settings"
 
 
@@ -74,5 +82,5 @@ def test_passages_of_an_index_without_the_setting_are_embedded_alone(tmp_path: P
                encoder=fake_encoder) as ix:
         ix.ingest(_docs(tmp_path))
     embedded = [t for call in fake_encoder.calls for t in call]
-    assert all("\n" not in t or not t.startswith("Plugins") for t in embedded)
-    assert "Every setting has a sensible default value." in embedded
+    assert not any(t.startswith(("Plugins >", "Plugins\nPlugins", "Changes\nChanges")) for t in embedded)
+    assert any(t.endswith("Every setting has a sensible default value.") for t in embedded)

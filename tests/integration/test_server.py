@@ -433,10 +433,10 @@ def test_document_and_context_highlight_the_query_as_the_snippets_do(tmp_path: P
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "keys.md").write_text(TEXT)
+    (docs / "keys.txt").write_text(TEXT)
     index = open_index(tmp_path, fake_encoder)
     index.ingest(docs)
-    real = str((docs / "keys.md").resolve())
+    real = str((docs / "keys.txt").resolve())
     query = "when are rotating keys expired?"
 
     def words(text: str, start: int, spans: list[list[int]]) -> list[str]:
