@@ -244,8 +244,7 @@ class PostgresStores(Records, Stores):
             conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {q}.{cfg} (COPY = pg_catalog.english)"))
             conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {q}.{cfg} ALTER MAPPING REPLACE english_stem WITH "
                               f"{q}.{cfg}_stem"))
-        # On the generated column ``lexical``: the section path (twice, its weight) and the text (migration 0006).
-        conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(lexical) "
+        conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(text) "
                           f"WITH (text_config='{q}.{cfg}')"))
         return True
 
@@ -485,8 +484,8 @@ class PostgresReader(Reader):
             return []
         bq = self._bm25()
         rows = self.conn.execute(
-            text(f"SELECT p.id, -(p.lexical <@> {bq}) AS s FROM passages p WHERE (p.lexical <@> {bq}) < 0{self.scope} "
-                 f"ORDER BY p.lexical <@> {bq}, p.id LIMIT :k"),
+            text(f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p WHERE (p.text <@> {bq}) < 0{self.scope} "
+                 f"ORDER BY p.text <@> {bq}, p.id LIMIT :k"),
             {"q": query, "k": k, **self.params},
         )
         return [(int(i), float(s)) for i, s in rows]
@@ -519,11 +518,11 @@ class PostgresReader(Reader):
             text(
                 "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope
                 + " ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k0), "
-                f"lt AS MATERIALIZED (SELECT p.id, -(p.lexical <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.lexical <@> {bq}) < 0{self.scope} ORDER BY p.lexical <@> {bq}, p.id LIMIT :k0), "
-                f"ld AS MATERIALIZED (SELECT p.id, -(p.lexical <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.lexical <@> {bq}) < 0 AND p.id IN (SELECT id FROM dn) "
-                f"ORDER BY p.lexical <@> {bq} LIMIT :k0), "
+                f"lt AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
+                f"WHERE (p.text <@> {bq}) < 0{self.scope} ORDER BY p.text <@> {bq}, p.id LIMIT :k0), "
+                f"ld AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
+                f"WHERE (p.text <@> {bq}) < 0 AND p.id IN (SELECT id FROM dn) "
+                f"ORDER BY p.text <@> {bq} LIMIT :k0), "
                 "ids AS (SELECT id FROM dn UNION SELECT id FROM lt) "
                 "SELECT i.id, -(p.embedding <#> CAST(:v AS vector)), coalesce(lt.s, ld.s, 0) FROM ids i "
                 "JOIN passages p ON p.id = i.id LEFT JOIN lt ON lt.id = i.id LEFT JOIN ld ON ld.id = i.id"

@@ -54,13 +54,15 @@ def test_hits_carry_their_section_and_the_encoder_sees_it(tmp_path: Path, fake_e
     assert exported[0].section == hits[0].section
 
 
-def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
-    # FTS5 matches the section path as a column of its own; PostgreSQL's BM25 reads it in a generated column.
-    ix = index_at(max_tokens=16)
-    ix.ingest(_docs(tmp_path))
-    # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the
-    # guide's headings name a plugin.
-    hits = ix.search("plugin sensible default", k=3, mode="lexical")
+def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # Folder indexes: FTS5 matches the section path as a column of its own (PostgreSQL's BM25 reads the text alone:
+    # docs/postgres.md).
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=16),
+               encoder=fake_encoder) as ix:
+        ix.ingest(_docs(tmp_path))
+        # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the
+        # guide's headings name a plugin.
+        hits = ix.search("plugin sensible default", k=3, mode="lexical")
     assert hits[0].section == "Plugins > The checker plugin > Settings", [(h.section, h.text) for h in hits]
 
 
