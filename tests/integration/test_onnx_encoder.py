@@ -180,9 +180,9 @@ def test_ray_actors_build_the_encoder_of_a_local_ingest(onnx_on: Path, tmp_path:
     monkeypatch.setenv("SEARCHAPP_ONNX", switch)
     seen: dict[str, object] = {}
 
-    def in_this_process(tasks, splitter, spec, options, max_bytes):  # type: ignore[no-untyped-def]
+    def in_this_process(tasks, splitter, spec, options, max_bytes, context, limit):  # type: ignore[no-untyped-def]
         spec = pickle.loads(pickle.dumps(spec))
-        actor = distributed._EncodeActor(spec)
+        actor = distributed._EncodeActor(spec, context, limit)
         seen.update(spec=spec, encoder=actor.encoder)
         batch = {"task": np.array([pickle.dumps(t) for t in tasks], dtype=object)}
         out = actor(distributed._prepare_batch(batch, splitter, spec.model, max_bytes))
