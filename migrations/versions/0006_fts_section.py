@@ -19,24 +19,22 @@ depends_on = None
 _TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 
-def upgrade() -> None:
-    if op.get_context().dialect.name != "sqlite":
-        return
+def _recreate(columns: str) -> None:
+    """The FTS5 table made again over ``columns`` of the passages, filled from them (``rebuild`` reads every
+    passage from the content table: the index as if built anew)."""
     op.execute("DROP TABLE passages_fts")
     op.execute(
         "CREATE VIRTUAL TABLE passages_fts USING fts5("
-        f"text, section, content='passages', content_rowid='id', tokenize='{_TOKENIZE}')"
+        f"{columns}, content='passages', content_rowid='id', tokenize='{_TOKENIZE}')"
     )
-    # Reads every passage's text and section from the content table: the index as if built anew.
     op.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+
+
+def upgrade() -> None:
+    if op.get_context().dialect.name == "sqlite":
+        _recreate("text, section")
 
 
 def downgrade() -> None:
-    if op.get_context().dialect.name != "sqlite":
-        return
-    op.execute("DROP TABLE passages_fts")
-    op.execute(
-        "CREATE VIRTUAL TABLE passages_fts USING fts5("
-        f"text, content='passages', content_rowid='id', tokenize='{_TOKENIZE}')"
-    )
-    op.execute("INSERT INTO passages_fts(passages_fts) VALUES ('rebuild')")
+    if op.get_context().dialect.name == "sqlite":
+        _recreate("text")

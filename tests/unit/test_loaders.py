@@ -27,6 +27,7 @@ from searchapp.ingest.loaders import (
     walk,
 )
 from searchapp.types import Document, Heading
+from tests.load_errors import reason
 
 FRENCH = (
     "Le café était très chaud ce matin-là. Nous avons déjà mangé une crêpe à la crêperie près de la forêt.\n"
@@ -59,14 +60,6 @@ def encrypted_pdf_bytes(user_password: str) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
-
-
-def reason(path: Path) -> str:
-    with pytest.raises(LoadError) as info:
-        load_document(path)
-    assert info.value.path == str(path)
-    assert "\n" not in str(info.value)
-    return info.value.reason
 
 
 # --- registry -----------------------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from searchapp.errors import LoadError
 from searchapp.ingest import loaders
 from searchapp.ingest.loaders import load_document
+from tests.load_errors import reason
 from tests.packages import (
     BILLION_LAUGHS,
     EXTERNAL_ENTITY,
@@ -40,14 +40,6 @@ def write(tmp_path: Path, name: str, data: bytes) -> Path:
     path = tmp_path / name
     path.write_bytes(data)
     return path
-
-
-def reason(path: Path) -> str:
-    with pytest.raises(LoadError) as info:
-        load_document(path)
-    assert info.value.path == str(path)
-    assert "\n" not in str(info.value)
-    return info.value.reason
 
 
 def headings(doc) -> list[tuple[int, str]]:  # type: ignore[no-untyped-def]
