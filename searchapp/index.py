@@ -10,7 +10,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING, Any
@@ -298,6 +298,7 @@ class Index:
         max_file_mb: float | None = None,
         follow_links: bool = False,
         force: bool = False,
+        within: Collection[str] | None = None,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
         indexed version of a file that holds no text any more).
@@ -306,6 +307,8 @@ class Index:
         ``follow_links``: also index symbolic links to files outside ``root`` (by default only links whose
         target lies inside it are followed, as git and ripgrep do). ``force``: read every file again, even one
         whose size and modification time are unchanged (one whose content is unchanged is still not re-embedded).
+        ``within``: only the files at or under these absolute paths (under ``root``'s real path) are looked at, and
+        only documents there are removed when missing (``searchapp watch`` passes the paths that changed).
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
@@ -336,7 +339,7 @@ class Index:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
         with self.writing():
-            return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared))
+            return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""

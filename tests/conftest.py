@@ -4,14 +4,14 @@ PostgreSQL server, and indexes on each storage backend (``backend``, ``index_loc
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
+
+from tests.fakes import FakeEncoder
 
 if TYPE_CHECKING:
     from searchapp import Index
@@ -31,30 +31,6 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # with a home per test, every test would otherwise export the model's graph again.
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     monkeypatch.chdir(tmp_path)
-
-
-class FakeEncoder:
-    """Deterministic bag-of-words hashing encoder: texts sharing words get similar unit vectors."""
-
-    dimension = 64
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little")
-                out[i, h % self.dimension] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    @property
-    def embedded(self) -> int:
-        """Number of texts encoded so far."""
-        return sum(len(c) for c in self.calls)
 
 
 @pytest.fixture()

@@ -69,6 +69,13 @@ MaxTokensOpt = Annotated[
     int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
 ]
 OverlapOpt = Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")]
+# What an ingest (or a watch) reads, and how.
+IncludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")]
+BatchSizeOpt = Annotated[int, typer.Option(min=1, help="Passages per forward pass.")]
+MaxFileMbOpt = Annotated[float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")]
+FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")]
+ThreadsOpt = Annotated[int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")]
 
 
 # What a terminal obeys instead of showing: C0 controls (line breaks too: every message is one line), DEL, C1

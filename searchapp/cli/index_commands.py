@@ -9,20 +9,26 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    BatchSizeOpt,
+    ExcludeOpt,
+    FollowLinksOpt,
+    IncludeOpt,
     IndexOpt,
     JsonOpt,
+    MaxFileMbOpt,
     MaxTokensOpt,
     ModelOpt,
     OverlapOpt,
     PoolingOpt,
     PoolingParamOpt,
     PrecisionOpt,
+    ThreadsOpt,
     WaitOpt,
     display_path,
     emit_json,
@@ -38,6 +44,10 @@ from searchapp.ingest.sections import shown_with_title
 from searchapp.keyvalue import parse_choices
 from searchapp.types import Explanation, Hit, Snippet
 
+if TYPE_CHECKING:
+    from searchapp.index import Index
+    from searchapp.ingest.pipeline import IngestSummary
+
 
 def register(app: typer.Typer) -> None:
     """Add ``ingest``, ``query`` and ``status`` to ``app``."""
@@ -52,29 +62,23 @@ def register(app: typer.Typer) -> None:
 def ingest(
     path: Annotated[Path, typer.Argument(help="File or folder to index (recursively).")],
     index: IndexOpt = DEFAULT_INDEX,
-    include: Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")] = None,
-    exclude: Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")] = None,
+    include: IncludeOpt = None,
+    exclude: ExcludeOpt = None,
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
     max_tokens: MaxTokensOpt = None,
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Passages per forward pass.")] = 32,
-    max_file_mb: Annotated[
-        float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")
-    ] = 100.0,
-    follow_links: Annotated[
-        bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")
-    ] = False,
+    batch_size: BatchSizeOpt = 32,
+    max_file_mb: MaxFileMbOpt = 100.0,
+    follow_links: FollowLinksOpt = False,
     workers: Annotated[
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
     actors: Annotated[int, typer.Option(min=1, help="Encoder actors, with --workers ray.")] = 1,
-    threads: Annotated[
-        int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
-    ] = None,
+    threads: ThreadsOpt = None,
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
     ] = False,
@@ -82,37 +86,57 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
-    from searchapp.index import Index
     from searchapp.ingest.pipeline import check_root
-    from searchapp.keyvalue import parse_params
 
     with errors():
         check_root(path)  # before creating an index for nothing
-        params = parse_params(pooling_param) if pooling_param else None
-        ix = Index.open_or_create(
-            index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
-            precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
-        )
+        ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
+                             threads, wait)
         with ix, embedding_progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
                                 workers=workers, actors=actors, max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
-    for failed_path, reason in [*summary.failures, *summary.warnings]:
-        say(f"warning: {display_path(failed_path)}: {reason}", err=True)
+    warn_failures(summary)
     if as_json:
         emit_json(summary.to_dict())
     else:
-        skipped = ", ".join(f"{n} {_SKIP_WORDS[r]}" for r, n in summary.to_dict()["skipped"].items() if n)
-        say(
-            f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
-            f"removed {summary.removed}, failed {summary.failed}; "
-            f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
-            + (f"; skipped {skipped}" if skipped else "")
-        )
+        say(summary_line(summary))
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
         say("error: no file could be ingested", err=True)
         raise typer.Exit(1)
+
+
+def open_for_ingest(
+    index: str, model: str | None, pooling: str | None, pooling_param: list[str] | None, max_tokens: int | None,
+    overlap: int | None, precision: str | None, batch_size: int, threads: int | None, wait: float,
+) -> Index:
+    """The index an ingest (or a watch) writes to, opened or created with the encoder and splitter options."""
+    from searchapp.index import Index
+    from searchapp.keyvalue import parse_params
+
+    params = parse_params(pooling_param) if pooling_param else None
+    return Index.open_or_create(
+        index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
+        precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
+    )
+
+
+def warn_failures(summary: IngestSummary) -> None:
+    """A warning line on stderr for each file an ingest skipped with a reason, or read despite a problem."""
+    for failed_path, reason in [*summary.failures, *summary.warnings]:
+        say(f"warning: {display_path(failed_path)}: {reason}", err=True)
+
+
+def summary_line(summary: IngestSummary) -> str:
+    """An ingest's summary for a human, on one line."""
+    skipped = ", ".join(f"{n} {_SKIP_WORDS[r]}" for r, n in summary.to_dict()["skipped"].items() if n)
+    return (
+        f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
+        f"removed {summary.removed}, failed {summary.failed}; "
+        f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
+        + (f"; skipped {skipped}" if skipped else "")
+    )
 
 
 # The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).

@@ -5,12 +5,20 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from typing import Annotated
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, errors, say
-from searchapp.errors import SearchappError
+from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, display_path, errors, say
+from searchapp.cli.watch_command import PollOpt, real_folders, watcher
+from searchapp.errors import ConfigError, SearchappError
+
+if TYPE_CHECKING:
+    from searchapp.index import Index
 
 
 def register(app: typer.Typer) -> None:
@@ -63,6 +71,12 @@ def serve(
         bool, typer.Option("--access-log", help="A line per request on stderr: client, method, path, status, time "
                            "(no query string, headers or body).")
     ] = False,
+    watch: Annotated[
+        list[Path] | None,
+        typer.Option("--watch", metavar="DIR", help="Ingest this folder and keep the index in step with it while "
+                     "serving, as `searchapp watch` does (repeatable)."),
+    ] = None,
+    poll: PollOpt = None,
 ) -> None:
     """Serve the index over HTTP: a search page at /, and /search, /search/batch, /documents,
     /passages/{id}/context, /status, /v1/embeddings, /v1/models.
@@ -85,6 +99,9 @@ def serve(
             say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
                 "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
         shown = display(index) if is_postgres(index) else os.path.abspath(index)
+        if watch and read_only:
+            raise ConfigError("--watch writes to the index: it cannot go with --read-only")
+        roots = real_folders(watch or [])
         sock = _listen(host, port)  # before anything is created or announced: a port in use is one line
         # A read-only server must not create anything; a writable one may start from an empty index, and says so.
         if not read_only and not index_exists(index):
@@ -102,7 +119,34 @@ def serve(
                                      ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
             say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
-            uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
+            with beside(ix, roots, poll):
+                uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
         finally:
             sock.close()
             ix.close()
+
+
+@contextmanager
+def beside(ix: Index, roots: list[Path], poll: float | None) -> Iterator[None]:
+    """A watcher of ``roots`` running on its own thread while the block runs (the server), stopped after it, once
+    its write session in progress is committed."""
+    if not roots:
+        yield
+        return
+    stop = threading.Event()
+    follower = watcher(ix, roots, stop, poll=poll)
+
+    def run() -> None:
+        try:
+            follower.run()
+        except SearchappError as exc:
+            say(f"error: watching stopped: {exc}", err=True)
+
+    thread = threading.Thread(target=run, name="searchapp-watcher", daemon=True)
+    say(f"watching {', '.join(display_path(str(r)) for r in roots)}", err=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

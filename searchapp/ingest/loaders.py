@@ -17,7 +17,7 @@ import re
 import stat
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -567,6 +567,7 @@ def walk(
     follow_links: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
     skipped: Counter[str] | None = None,
+    within: Collection[str] | None = None,
 ) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
     through a link or under another name is the same folder), in sorted order.
@@ -580,9 +581,14 @@ def walk(
     loader claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
     (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
     silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``unsupported``, ``excluded``.
+
+    ``within``: absolute paths under the real ``root`` (files or folders, existing or not); only the files at or
+    under one of them are yielded, by the same rules, and only the folders leading to them are listed (a
+    watcher's changed paths, ``ingest/watch.py``).
     """
     count = skipped if skipped is not None else Counter[str]()
     base = Path(os.path.realpath(root))
+    scope = None if within is None else Scope(within)
     if base.is_file():
         if loader_for(base) is not None:
             yield base
@@ -596,10 +602,13 @@ def walk(
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
         count["hidden"] += sum(d.startswith(".") for d in dirnames)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
         directory = Path(dirpath)
         for filename in sorted(filenames):
             path = directory / filename
+            if scope is not None and not scope.covers(str(path)):
+                continue
             if filename.startswith("."):
                 count["hidden"] += 1
                 continue
@@ -618,3 +627,19 @@ def walk(
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class Scope:
+    """Some absolute paths of a tree: which folders lead to them, and which paths they cover (a path at or under
+    one of them)."""
+
+    def __init__(self, paths: Collection[str]) -> None:
+        self.paths = {os.path.normpath(p) for p in paths}
+        self.ancestors = {str(parent) for p in self.paths for parent in Path(p).parents}
+
+    def covers(self, path: str) -> bool:
+        return path in self.paths or any(str(parent) in self.paths for parent in Path(path).parents)
+
+    def leads_to(self, folder: str) -> bool:
+        return folder in self.ancestors or self.covers(folder)
+

@@ -6,7 +6,7 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 from searchapp.errors import ConfigError, LoadError, SearchappError
-from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
+from searchapp.ingest.loaders import (
+    MAX_FILE_BYTES,
+    Scope,
+    load_document,
+    loader_for,
+    selected,
+    supported_suffixes,
+    walk,
+)
 from searchapp.ingest.sections import passage_inputs, section_paths
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
@@ -203,8 +211,10 @@ class Ingest:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         prepared: Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]] | None = None,
+        within: Collection[str] | None = None,
     ) -> IngestSummary:
-        """Bring the index in line with the files under ``root``.
+        """Bring the index in line with the files under ``root`` (only those at or under the absolute paths
+        ``within``, when given: the rest is neither read nor removed).
 
         ``prepared``: how the tasks are loaded, split (and embedded); default here, one after the other. A
         distributed runner (``ingest/distributed.py``) passes one that yields each task's :class:`Prepared` and,
@@ -216,7 +226,8 @@ class Ingest:
         # the same folder) so stored keys and the root compare.
         root_key = os.path.realpath(root)
         stored = self.stores.documents()
-        tasks, seen = self._plan(root, include, exclude, stored)
+        scope = None if within is None else Scope(within)
+        tasks, seen = self._plan(root, include, exclude, stored, within)
         results = prepared(tasks) if prepared is not None else self._read_ahead(tasks)
         for result, vectors in results:
             self._take(result, vectors)
@@ -227,7 +238,7 @@ class Ingest:
             doc.id
             for key, doc in stored.items()
             if doc.source == "file" and key not in seen and _under(key, root_key)
-            and _in_scope(key, root_key, include, exclude)
+            and _in_scope(key, root_key, include, exclude) and (scope is None or scope.covers(key))
         ] + self.gone
         if gone:
             self.stores.write(remove=gone, add=[])
@@ -263,7 +274,8 @@ class Ingest:
             yield result, None
 
     def _plan(
-        self, root: Path, include: Sequence[str], exclude: Sequence[str], stored: dict[str, StoredDocument]
+        self, root: Path, include: Sequence[str], exclude: Sequence[str], stored: dict[str, StoredDocument],
+        within: Collection[str] | None = None,
     ) -> tuple[list[Task], set[str]]:
         """Walk ``root``: the files to load (new, or changed by size or mtime), and every key seen (what is
         indexed under a folder that could not be listed counts as seen: kept, not taken as deleted)."""
@@ -274,7 +286,7 @@ class Ingest:
             self._fail(path, reason)
 
         files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
-                          on_skip=self._fail, skipped=self.summary.skipped))
+                          on_skip=self._fail, skipped=self.summary.skipped, within=within))
         seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
         tasks: list[Task] = []
         for path in files:

@@ -1,0 +1,127 @@
+"""The watcher (``ingest/watch.py``) in this process, on a real folder and index: what it keeps going through (a
+full disk, a folder deleted and made again, a file that fails to load) and its polling mode.
+``tests/integration/test_watch.py`` runs the command itself."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from searchapp import Index, IndexConfig
+from searchapp.ingest.watch import Session, Watcher, WatchSettings
+from tests.integration.test_disk_full import sqlite_full  # noqa: F401  (the fixture)
+
+
+class Recorder:
+    """The sessions a watcher reports, waited for one at a time."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Session] = []
+        self.changed = threading.Condition()
+
+    def __call__(self, session: Session) -> None:
+        with self.changed:
+            self.sessions.append(session)
+            self.changed.notify_all()
+
+    def next(self, seen: int, timeout: float = 30.0) -> Session:
+        """The session after the first ``seen``."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: len(self.sessions) > seen, timeout):
+                raise AssertionError(f"no session after {self.sessions}")
+            return self.sessions[seen]
+
+
+@contextmanager
+def running(ix: Index, folder: Path, **settings: Any) -> Iterator[Recorder]:
+    record = Recorder()
+    stop = threading.Event()
+
+    def sync(root: Path, within: Any) -> Any:
+        return ix.ingest(root, within=within)
+
+    watcher = Watcher([folder], sync, record, WatchSettings(debounce=0.2, retry=0.3, **settings), stop)
+    thread = threading.Thread(target=watcher.run)
+    thread.start()
+    try:
+        yield record
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+
+
+def names(ix: Index) -> set[str]:
+    return {Path(d.path).name for d in ix.documents()}
+
+
+@pytest.fixture()
+def ix(tmp_path: Path, fake_encoder: Any) -> Iterator[Index]:
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as index:
+        yield index
+
+
+@pytest.mark.parametrize("poll", [None, 0.1], ids=["events", "polling"])
+def test_a_deleted_and_remade_folder_is_followed_again(tmp_path: Path, ix: Index, poll: float | None) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "old.txt").write_text("The old folder's only file.")
+    with running(ix, docs, poll=poll) as record:
+        assert record.next(0).summary.added == 1  # type: ignore[union-attr]
+        shutil.rmtree(docs)
+        seen = 1
+        # Its files' deletions may come first (nothing to remove yet: the folder cannot be walked), then a note.
+        while (session := record.next(seen)).note is None:
+            seen += 1
+        assert "gone" in session.note and names(ix) == {"old.txt"}  # kept while the folder is away
+        docs.mkdir()
+        (docs / "new.txt").write_text("The new folder's file.")
+        while (session := record.next(seen)).changed is not None:
+            seen += 1
+        assert session.summary is not None and (session.summary.added, session.summary.removed) == (1, 1)
+        assert names(ix) == {"new.txt"}
+        (docs / "newer.txt").write_text("Followed in the new folder too.")
+        deadline = time.monotonic() + 30
+        while "newer.txt" not in names(ix):
+            assert time.monotonic() < deadline, record.sessions
+            time.sleep(0.05)
+
+
+def test_a_full_disk_is_reported_and_the_session_tried_again(
+    tmp_path: Path, ix: Index, sqlite_full: Callable[[int], Any]  # noqa: F811
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("There from the start.")
+    with running(ix, docs) as record:
+        record.next(0)
+        sqlite_full(1)  # the next write transaction runs out of space
+        # Kilobytes of text, so that its write needs new database pages.
+        (docs / "b.txt").write_text(" ".join(f"Note {i} written while the disk was full." for i in range(200)))
+        failed = record.next(1)
+        assert failed.error is not None and "full" in failed.error
+        retried = record.next(2)
+        assert retried.summary is not None and retried.summary.added == 1
+    assert names(ix) == {"a.txt", "b.txt"}
+
+
+def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(tmp_path: Path, ix: Index) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("There from the start.")
+    with running(ix, docs) as record:
+        record.next(0)
+        (docs / "broken.docx").write_bytes(b"not a zip at all")
+        broken = record.next(1).summary
+        assert broken is not None and broken.failed == 1 and broken.failures[0][0].endswith("broken.docx")
+        (docs / "b.txt").write_text("After the broken file.")
+        later = record.next(2).summary
+        assert later is not None and later.added == 1
+    assert names(ix) == {"a.txt", "b.txt"}
