@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, display_path, errors, say
-from searchapp.cli.watch_command import PollOpt, real_folders, watcher
+from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError
 
 if TYPE_CHECKING:
@@ -146,7 +146,10 @@ def beside(ix: Index, roots: list[Path], poll: float | None) -> Iterator[None]:
     say(f"watching {', '.join(display_path(str(r)) for r in roots)}", err=True)
     thread.start()
     try:
-        yield
+        # uvicorn raises the signal that stopped it again once it is done; it then stops the watcher, which ends
+        # its session in progress before the process exits.
+        with stopped_by_signals(stop):
+            yield
     finally:
         stop.set()
         thread.join()

@@ -25,12 +25,14 @@ import pytest
 
 from searchapp import Index
 from searchapp.ingest import pipeline
+from tests.server_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = r"""
 import os, sys, time
 from searchapp.index import Index
 from searchapp.ingest import pipeline
+from tests.server_helpers import free_port
 from tests.fakes import FakeEncoder
 
 delay = float(os.environ.get("WATCH_TEST_ENCODE_DELAY", "0"))
@@ -46,7 +48,7 @@ class Slow(FakeEncoder):
 encoder = Slow()
 Index._make_encoder = lambda self: encoder
 from searchapp.cli import app
-app(["watch", *sys.argv[1:]], prog_name="searchapp")
+app(sys.argv[1:], prog_name="searchapp")
 """
 DEBOUNCE = "0.4"
 # Generous: the machine running the tests may be busy; the measured figure is in docs/cli.md.
@@ -59,7 +61,8 @@ class Watching:
     def __init__(self, folder: Path, index: Path, env: dict[str, str] | None = None, *args: str) -> None:
         environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WRAPPER, str(folder), "-i", str(index), "--debounce", DEBOUNCE, "--json", *args],
+            [sys.executable, "-c", WRAPPER, "watch", str(folder), "-i", str(index), "--debounce", DEBOUNCE, "--json",
+             *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=ROOT,
         )
         self.sessions: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -252,3 +255,36 @@ def test_sigterm_during_a_burst_ends_after_its_session_and_the_next_start_resume
         assert (resumed["added"], resumed["unchanged"]) == (1, 201)
         assert w.stop(signal.SIGINT) == 0
     assert "later.txt" in documents(index)
+
+
+def test_serve_watch_serves_what_the_folder_holds_and_stops_with_the_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    docs, index = tmp_path / "docs", tmp_path / "ix"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Herons wait by the river.")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", WRAPPER, "serve", "-i", str(index), "--port", str(port), "--lazy", "--watch", str(docs)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+
+    def found(word: str) -> set[str]:
+        try:
+            r = httpx.post(f"http://127.0.0.1:{port}/search", json={"query": word, "mode": "lexical"}, timeout=5)
+        except httpx.TransportError:
+            return set()
+        return {Path(h["path"]).name for h in r.json()["hits"]} if r.status_code == 200 else set()
+
+    try:
+        visible(lambda: found("herons") == {"a.txt"}, "the folder's file, ingested at start")
+        (docs / "b.txt").write_text("Kingfishers dive for fish.")
+        visible(lambda: found("kingfishers") == {"b.txt"}, "a new file, over HTTP")
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=30)
+    assert server.stderr is not None and "watching" in server.stderr.read()
