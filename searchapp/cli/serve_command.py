@@ -140,7 +140,7 @@ def beside(ix: Index, roots: list[Path], poll: float | None) -> Iterator[None]:
         try:
             follower.run()
         except SearchappError as exc:
-            say(f"error: watching stopped: {exc}", err=True)
+            say(f"error: {exc}", err=True)
 
     thread = threading.Thread(target=run, name="searchapp-watcher", daemon=True)
     say(f"watching {', '.join(display_path(str(r)) for r in roots)}", err=True)

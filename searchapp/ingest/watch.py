@@ -142,7 +142,9 @@ class Watcher:
                         if {f: _identity(f) for f in self.folders} != known:
                             break  # a folder went or came: watch what is there now
             now = {f: _identity(f) for f in self.folders}
-            back = [f for f in self.folders if now[f] is not None and now[f] != known[f]]
+            # Changes made while no watch was in place are not known: every folder there is synced whole (a walk
+            # and a stat per file; only what changed is read).
+            back = [f for f in self.folders if now[f] is not None and (now[f] != known[f] or present)]
             if back:
                 self._queue.put(_Comeback(back))
             known = now
@@ -173,23 +175,25 @@ class Watcher:
         try:
             while not self.stop.is_set():
                 if self._failure is not None:  # pragma: no cover - see _collect
-                    raise SearchappError(f"watching stopped: {self._failure}")
+                    raise SearchappError(f"cannot watch the folders: {self._failure} (--poll SECONDS scans them "
+                                         "instead)")
                 due = self._due(whole, paths, first_change, last_change, retry_at)
-                try:
-                    item = self._queue.get(timeout=min(TICK_S, max(0.0, due - time.monotonic())))
-                except queue.Empty:
-                    item = None
+                item = self._next(min(TICK_S, max(0.0, due - time.monotonic())))
                 if item is not None:
                     now = time.monotonic()
-                    if isinstance(item, _Comeback):
-                        whole.update(item.folders)
-                    else:
-                        for path in item:
-                            for folder in self._wanted(path):
-                                paths.setdefault(folder, set()).add(path)
+                    while item is not None:  # everything queued so far
+                        if isinstance(item, _Comeback):
+                            whole.update(item.folders)
+                        else:
+                            for path in item:
+                                for folder in self._wanted(path):
+                                    paths.setdefault(folder, set()).add(path)
+                        item = self._next(0)
                     first_change = first_change or now
                     last_change = now
-                    continue
+                    # Not written yet unless the burst has lasted ``longest``: changes that never stop coming must
+                    # not keep the session from ever starting.
+                    due = self._due(whole, paths, first_change, last_change, retry_at)
                 if (whole or paths) and time.monotonic() >= due and not self.stop.is_set():
                     if self._write(whole, paths):
                         first_change = last_change = retry_at = 0.0
@@ -198,6 +202,12 @@ class Watcher:
         finally:
             self.stop.set()
             collector.join(timeout=10)
+
+    def _next(self, timeout: float) -> list[str] | _Comeback | None:
+        try:
+            return self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return None
 
     def _due(self, whole: set[Path], paths: dict[Path, set[str]], first_change: float, last_change: float,
              retry_at: float) -> float:

@@ -47,7 +47,7 @@ def running(ix: Index, folder: Path, **settings: Any) -> Iterator[Recorder]:
     def sync(root: Path, within: Any) -> Any:
         return ix.ingest(root, within=within)
 
-    watcher = Watcher([folder], sync, record, WatchSettings(debounce=0.2, retry=0.3, **settings), stop)
+    watcher = Watcher([folder], sync, record, WatchSettings(**{"debounce": 0.2, "retry": 0.3, **settings}), stop)
     thread = threading.Thread(target=watcher.run)
     thread.start()
     try:
@@ -125,3 +125,31 @@ def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(tmp_path: 
         later = record.next(2).summary
         assert later is not None and later.added == 1
     assert names(ix) == {"a.txt", "b.txt"}
+
+
+def test_changes_that_never_stop_are_written_after_the_longest_wait(tmp_path: Path, ix: Index) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("There from the start.")
+    log = docs / "log.txt"
+    with running(ix, docs, debounce=0.5, longest=1.0) as record:
+        record.next(0)
+        stop = threading.Event()
+
+        def keep_writing() -> None:  # a line every 0.1 s: never quiet for the 0.5 s debounce
+            with open(log, "a") as f:
+                while not stop.is_set():
+                    f.write("Another line of the log.\n")
+                    f.flush()
+                    time.sleep(0.1)
+
+        writer = threading.Thread(target=keep_writing)
+        writer.start()
+        try:
+            started = time.monotonic()
+            session = record.next(1, timeout=20)
+            assert session.summary is not None and session.summary.added == 1
+            assert not stop.is_set() and time.monotonic() - started < 15  # while the writes went on
+        finally:
+            stop.set()
+            writer.join()
