@@ -153,3 +153,24 @@ def test_changes_that_never_stop_are_written_after_the_longest_wait(tmp_path: Pa
         finally:
             stop.set()
             writer.join()
+
+
+def test_a_session_refused_the_lock_is_reported_and_tried_again_once_the_other_writer_is_done(
+    tmp_path: Path, ix: Index
+) -> None:
+    from tests.integration.test_lock_wait import held_by_another_process
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("There from the start.")
+    with running(ix, docs) as record:
+        record.next(0)
+        with held_by_another_process(str(ix.location)):
+            (docs / "b.txt").write_text("Written while another process held the lock.")
+            refused = record.next(1)
+            assert refused.error is not None and "another process is writing" in refused.error
+        seen = 2
+        while (session := record.next(seen)).summary is None:  # refused again until the other writer let go
+            seen += 1
+        assert session.summary.added == 1
+    assert names(ix) == {"a.txt", "b.txt"}
