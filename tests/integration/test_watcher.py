@@ -1,5 +1,6 @@
 """The watcher (``ingest/watch.py``) in this process, on a real folder and index: what it keeps going through (a
-full disk, a folder deleted and made again, a file that fails to load) and its polling mode.
+full disk, the writer lock held by another process, a folder deleted and made again, a file that fails to load,
+changes that never stop), its polling mode, and the ingest restricted to some paths that its sessions are.
 ``tests/integration/test_watch.py`` runs the command itself."""
 
 from __future__ import annotations
@@ -174,3 +175,23 @@ def test_a_session_refused_the_lock_is_reported_and_tried_again_once_the_other_w
             seen += 1
         assert session.summary.added == 1
     assert names(ix) == {"a.txt", "b.txt"}
+
+
+def test_an_ingest_within_some_paths_reads_and_removes_only_there(tmp_path: Path, ix: Index) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "sub/c.txt", "sub/d.txt"):
+        (docs / name).write_text(f"The file {name}.")
+    assert ix.ingest(docs).added == 4
+    real = Path(str(docs.resolve()))
+    (docs / "a.txt").unlink()
+    (docs / "b.txt").write_text("The file b.txt, changed.")
+    (docs / "sub" / "c.txt").unlink()
+    (docs / "sub" / "e.txt").write_text("A new file in sub.")
+    (docs / "sub" / ".hidden.txt").write_text("Hidden, within the paths or not.")
+    summary = ix.ingest(docs, within=[str(real / "sub"), str(real / "b.txt")])
+    # a.txt is gone but outside the paths: kept; sub/ is walked by the ingest's rules (the hidden file skipped).
+    assert (summary.added, summary.updated, summary.removed, summary.unchanged) == (1, 1, 1, 1)
+    assert names(ix) == {"a.txt", "b.txt", "d.txt", "e.txt"}
+    assert ix.ingest(docs, within=[str(real / "a.txt")]).removed == 1
+    assert names(ix) == {"b.txt", "d.txt", "e.txt"}
