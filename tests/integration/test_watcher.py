@@ -52,6 +52,7 @@ def running(ix: Index, folder: Path, **settings: Any) -> Iterator[Recorder]:
     thread = threading.Thread(target=watcher.run)
     thread.start()
     try:
+        record.next(0)  # the ingest at start
         yield record
     finally:
         stop.set()
@@ -64,24 +65,30 @@ def names(ix: Index) -> set[str]:
 
 
 @pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    """A folder holding one file, ``a.txt``."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("There from the start.")
+    return folder
+
+
+@pytest.fixture()
 def ix(tmp_path: Path, fake_encoder: Any) -> Iterator[Index]:
     with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as index:
         yield index
 
 
 @pytest.mark.parametrize("poll", [None, 0.1], ids=["events", "polling"])
-def test_a_deleted_and_remade_folder_is_followed_again(tmp_path: Path, ix: Index, poll: float | None) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "old.txt").write_text("The old folder's only file.")
+def test_a_deleted_and_remade_folder_is_followed_again(docs: Path, ix: Index, poll: float | None) -> None:
     with running(ix, docs, poll=poll) as record:
-        assert record.next(0).summary.added == 1  # type: ignore[union-attr]
+        assert record.sessions[0].summary is not None and record.sessions[0].summary.added == 1
         shutil.rmtree(docs)
         seen = 1
         # Its files' deletions may come first (nothing to remove yet: the folder cannot be walked), then a note.
         while (session := record.next(seen)).note is None:
             seen += 1
-        assert "gone" in session.note and names(ix) == {"old.txt"}  # kept while the folder is away
+        assert "gone" in session.note and names(ix) == {"a.txt"}  # kept while the folder is away
         docs.mkdir()
         (docs / "new.txt").write_text("The new folder's file.")
         while (session := record.next(seen)).changed is not None:
@@ -96,13 +103,9 @@ def test_a_deleted_and_remade_folder_is_followed_again(tmp_path: Path, ix: Index
 
 
 def test_a_full_disk_is_reported_and_the_session_tried_again(
-    tmp_path: Path, ix: Index, sqlite_full: Callable[[int], Any]  # noqa: F811
+    docs: Path, ix: Index, sqlite_full: Callable[[int], Any]  # noqa: F811
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("There from the start.")
     with running(ix, docs) as record:
-        record.next(0)
         sqlite_full(1)  # the next write transaction runs out of space
         # Kilobytes of text, so that its write needs new database pages.
         (docs / "b.txt").write_text(" ".join(f"Note {i} written while the disk was full." for i in range(200)))
@@ -113,12 +116,8 @@ def test_a_full_disk_is_reported_and_the_session_tried_again(
     assert names(ix) == {"a.txt", "b.txt"}
 
 
-def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(tmp_path: Path, ix: Index) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("There from the start.")
+def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(docs: Path, ix: Index) -> None:
     with running(ix, docs) as record:
-        record.next(0)
         (docs / "broken.docx").write_bytes(b"not a zip at all")
         broken = record.next(1).summary
         assert broken is not None and broken.failed == 1 and broken.failures[0][0].endswith("broken.docx")
@@ -128,13 +127,9 @@ def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(tmp_path: 
     assert names(ix) == {"a.txt", "b.txt"}
 
 
-def test_changes_that_never_stop_are_written_after_the_longest_wait(tmp_path: Path, ix: Index) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("There from the start.")
+def test_changes_that_never_stop_are_written_after_the_longest_wait(docs: Path, ix: Index) -> None:
     log = docs / "log.txt"
     with running(ix, docs, debounce=0.5, longest=1.0) as record:
-        record.next(0)
         stop = threading.Event()
 
         def keep_writing() -> None:  # a line every 0.1 s: never quiet for the 0.5 s debounce
@@ -157,15 +152,11 @@ def test_changes_that_never_stop_are_written_after_the_longest_wait(tmp_path: Pa
 
 
 def test_a_session_refused_the_lock_is_reported_and_tried_again_once_the_other_writer_is_done(
-    tmp_path: Path, ix: Index
+    docs: Path, ix: Index
 ) -> None:
     from tests.integration.test_lock_wait import held_by_another_process
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("There from the start.")
     with running(ix, docs) as record:
-        record.next(0)
         with held_by_another_process(str(ix.location)):
             (docs / "b.txt").write_text("Written while another process held the lock.")
             refused = record.next(1)
@@ -178,20 +169,20 @@ def test_a_session_refused_the_lock_is_reported_and_tried_again_once_the_other_w
 
 
 def test_an_ingest_within_some_paths_reads_and_removes_only_there(tmp_path: Path, ix: Index) -> None:
-    docs = tmp_path / "docs"
-    (docs / "sub").mkdir(parents=True)
+    folder = tmp_path / "folder"
+    (folder / "sub").mkdir(parents=True)
     for name in ("a.txt", "b.txt", "sub/c.txt", "sub/d.txt"):
-        (docs / name).write_text(f"The file {name}.")
-    assert ix.ingest(docs).added == 4
-    real = Path(str(docs.resolve()))
-    (docs / "a.txt").unlink()
-    (docs / "b.txt").write_text("The file b.txt, changed.")
-    (docs / "sub" / "c.txt").unlink()
-    (docs / "sub" / "e.txt").write_text("A new file in sub.")
-    (docs / "sub" / ".hidden.txt").write_text("Hidden, within the paths or not.")
-    summary = ix.ingest(docs, within=[str(real / "sub"), str(real / "b.txt")])
+        (folder / name).write_text(f"The file {name}.")
+    assert ix.ingest(folder).added == 4
+    real = Path(str(folder.resolve()))
+    (folder / "a.txt").unlink()
+    (folder / "b.txt").write_text("The file b.txt, changed.")
+    (folder / "sub" / "c.txt").unlink()
+    (folder / "sub" / "e.txt").write_text("A new file in sub.")
+    (folder / "sub" / ".hidden.txt").write_text("Hidden, within the paths or not.")
+    summary = ix.ingest(folder, within=[str(real / "sub"), str(real / "b.txt")])
     # a.txt is gone but outside the paths: kept; sub/ is walked by the ingest's rules (the hidden file skipped).
     assert (summary.added, summary.updated, summary.removed, summary.unchanged) == (1, 1, 1, 1)
     assert names(ix) == {"a.txt", "b.txt", "d.txt", "e.txt"}
-    assert ix.ingest(docs, within=[str(real / "a.txt")]).removed == 1
+    assert ix.ingest(folder, within=[str(real / "a.txt")]).removed == 1
     assert names(ix) == {"b.txt", "d.txt", "e.txt"}
