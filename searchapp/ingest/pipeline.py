@@ -15,7 +15,7 @@ import numpy as np
 
 from searchapp.errors import ConfigError, LoadError, SearchappError
 from searchapp.ingest.loaders import MAX_FILE_BYTES, load_document, loader_for, selected, supported_suffixes, walk
-from searchapp.ingest.sections import passage_inputs, section_paths
+from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -42,8 +42,9 @@ SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
 # then reads every file recorded under another version again, though its size and mtime are unchanged, and
 # re-embeds those whose passages come out different (an index built before the markup and section readers would
 # otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
-# sees it, section paths (migrations 0005-0007).
-PASSAGES_VERSION = 1
+# sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
+# or its name) at the root of its section paths.
+PASSAGES_VERSION = 2
 
 
 @dataclass
@@ -385,7 +386,7 @@ class Ingest:
         its vectors stand: the passage context is the index's, unchanged)."""
         if result.task.stored_id is None or result.document is None:
             return False
-        sections = section_paths(result.document.headings, result.spans)
+        sections = document_sections(result.document, result.spans)
         made = [(s.start, s.end, sec) for s, sec in zip(result.spans, sections, strict=True)]
         return made == self.stores.passage_layout(result.task.stored_id)
 
@@ -396,7 +397,7 @@ class Ingest:
     def _flush(self) -> None:
         if not self.pending:
             return
-        sections = [section_paths(p.document.headings, p.spans) for p in self.pending]
+        sections = [document_sections(p.document, p.spans) for p in self.pending]
         todo = [(p, sec) for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
         texts = [t for p, sec in todo
                  for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
