@@ -178,6 +178,22 @@ def test_eval_questions_json(tmp_path: Path, fake_model) -> None:  # type: ignor
     assert json.loads(changed.stdout)["results"]["lexical"]["hits@1"] == 2
 
 
+def test_a_folder_cache_index_is_one_of_this_versions_passage_context(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    from searchapp import Index, IndexConfig
+    from searchapp.evaluate.runner import index_path
+
+    docs, questions = write_folder(tmp_path)
+    # What an older version left in the cache: an index whose passages were embedded without their sections.
+    older = IndexConfig.from_flat(passage_context="none")
+    Index(index_path(docs, older, kind="folder"), create=True, config=older).close()
+    res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions), "--mode", "dense", "--json"])
+    assert res.exit_code == 0, res.output
+    used = json.loads(res.stdout)["index"]
+    assert used != str(index_path(docs, older, kind="folder"))
+    with Index(used) as ix:
+        assert ix.config.passage_context == IndexConfig().passage_context == "section"
+
+
 def test_eval_questions_table_misses_and_given_index(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
     docs, questions = write_folder(tmp_path)
     (docs / "\x1b]0;evil.md").write_text("# Signing keys\n\nrotate the signing keys rotate signing keys\n")
