@@ -73,7 +73,10 @@ def mcp(
             writes = "with" if allow_writes else "without"
             if sock is None:
                 say(f"serving {shown} over MCP on stdio ({writes} writes)", err=True)
-                anyio.run(run_stdio, server)
+                try:
+                    anyio.run(run_stdio, server)
+                except KeyboardInterrupt:  # Ctrl-C where it was started by hand: an end, not a traceback
+                    pass
             else:
                 say(f"serving {shown} over MCP at http://{host}:{port}{MCP_PATH} ({writes} writes)", err=True)
                 run_asgi(create_http_app(server, api_key=api_key), sock)

@@ -170,6 +170,10 @@ def test_tools_share_the_http_api_declarations_and_bounds(small_index) -> None: 
 
 
 def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "shed.txt").write_text("The shed key hangs by the door.", encoding="utf-8")
+    small_index.ingest(tmp_path / "docs")
+    file_path = str((tmp_path / "docs" / "shed.txt").resolve())
     expected = [h.to_dict() for h in small_index.search("when do signing keys expire?", k=3, group_by="document")]
 
     async def session(c: Client) -> None:
@@ -187,5 +191,20 @@ def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, t
         assert (await c.call_tool("remove", {"id": "n1"})).structured_content == {"id": "n1", "deleted": True}
         again = await c.call_tool("remove", {"id": "n1"})
         assert again.is_error and again.content[0].text == "no document with id 'n1'"
+        ingested = await c.call_tool("remove", {"id": file_path})
+        assert ingested.is_error and "is an ingested file: only texts can be deleted" in ingested.content[0].text
 
     drive(create_server(small_index, allow_writes=True), session)
+
+
+def test_cli_refuses_a_bad_transport_and_a_missing_index_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from searchapp.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "pigeon"])
+    assert bad.exit_code == 1 and bad.stderr == "error: unknown transport 'pigeon': use one of stdio, http\n"
+    missing = runner.invoke(app, ["mcp", "-i", str(tmp_path / "none"), "--lazy"])
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
+    assert not (tmp_path / "none").exists()  # read-only: nothing created
