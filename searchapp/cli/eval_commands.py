@@ -263,7 +263,10 @@ def tune(
         return
     total = sum(p.judged for p in parts.values())
     out = {**_fusion_fields(best.best), "metric": metric, "value": round(best.value, 4), "queries": total,
-           "datasets": list(parts)}
+           "datasets": list(parts), "recommended": best.rung, "reason": best.reason,
+           "tuned": _fusion_fields(best.tuned or best.best),
+           "held_out": [{"part": f.held_out, "queries": f.queries, "margin": round(f.margin[0], 4)}
+                        for f in best.checked]}
     if len(parts) == 1:  # the single-collection form keeps its documented keys
         name, part_split = list(parts)[0].rsplit(" ", 1)
         del out["datasets"]
@@ -272,8 +275,9 @@ def tune(
         emit_json(out)
         return
     shown = ", ".join(parts)
-    say(f"best on {shown} ({total} queries): "
-        + ", ".join(f"{k}={v}" for k, v in out.items() if k not in ("dataset", "split", "queries", "datasets")))
+    fields = ", ".join(f"{k}={v}" for k, v in _fusion_fields(best.best).items())
+    say(f"best on {shown} ({total} queries): {fields}, metric={metric}, value={best.value:.4f}")
+    say(f"recommended: {best.rung} ({best.reason})")
     if write_config is not None:
         say(f"written to {write_config}")
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
     app.command()(serve)
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port``; ``SearchappError`` with the reason when it cannot be had."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -43,7 +43,8 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address to bind) is this machine's loopback."""
     if host == "localhost":
         return True
     try:
@@ -52,21 +53,61 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+# What `serve` and `mcp --transport http` share: where they listen and the key they ask for.
+HostOpt = Annotated[str, typer.Option(help="Address to bind; other than loopback exposes the index.")]
+PortOpt = Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(envvar="SEARCHAPP_API_KEY", help="Require 'Authorization: Bearer KEY' on every request."),
+]
+LazyOpt = Annotated[bool, typer.Option("--lazy", help="Load the model on the first query instead of at start.")]
+
+
+def warn_if_exposed(host: str, api_key: str | None) -> None:
+    """The warning for a server bound beyond loopback without a key (the guard answers loopback names only)."""
+    if not is_loopback(host) and not api_key:
+        say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
+            "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
+
+
+def open_index(index: str, read_only: bool, wait: float, lazy: bool) -> tuple[Index, str]:
+    """The index a server serves, and how it is shown: a read-only server's must exist, a writable one's is made
+    when missing (with a warning); the model loaded unless ``lazy`` (the first query would otherwise wait)."""
+    from searchapp.index import Index
+    from searchapp.store.locate import display, index_exists, is_postgres
+
+    shown = display(index) if is_postgres(index) else os.path.abspath(index)
+    # A read-only server must not create anything; a writable one may start from an empty index, and says so.
+    if not read_only and not index_exists(index):
+        say(f"warning: no index at {shown}: serving a new, empty one", err=True)
+    ix = Index(index, read_only=True) if read_only else Index.open_or_create(index, lock_wait=wait)
+    if not lazy:
+        try:
+            say("loading the model", err=True)
+            ix.warm_up()
+        except BaseException:
+            ix.close()
+            raise
+    return ix, shown
+
+
+def run_asgi(application: Any, sock: socket.socket) -> None:
+    """Serve ``application`` with uvicorn on the listening ``sock`` until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
+
+
 def serve(
     index: IndexOpt = DEFAULT_INDEX,
-    host: Annotated[str, typer.Option(help="Address to bind; other than loopback exposes the index.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
-    api_key: Annotated[
-        str | None,
-        typer.Option(envvar="SEARCHAPP_API_KEY", help="Require 'Authorization: Bearer KEY' on every request."),
-    ] = None,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8000,
+    api_key: ApiKeyOpt = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
     max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
     wait: WaitOpt = 0.0,
-    lazy: Annotated[
-        bool, typer.Option("--lazy", help="Load the model on the first query instead of at start.")
-    ] = False,
+    lazy: LazyOpt = False,
     access_log: Annotated[
         bool, typer.Option("--access-log", help="A line per request on stderr: client, method, path, status, time "
                            "(no query string, headers or body).")
@@ -85,42 +126,30 @@ def serve(
     """
     with errors():
         try:
-            import uvicorn
+            import uvicorn  # noqa: F401  (run_asgi's, asked for here so that a missing one is this message)
 
             from searchapp.server.app import create_app
         except ImportError as exc:
             raise SearchappError(
                 f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
             ) from exc
-        from searchapp.index import Index
-        from searchapp.store.locate import display, index_exists, is_postgres
-
-        if not _is_loopback(host) and not api_key:
-            say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
-                "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
-        shown = display(index) if is_postgres(index) else os.path.abspath(index)
+        warn_if_exposed(host, api_key)
         if watch and read_only:
             raise ConfigError("--watch writes to the index: it cannot go with --read-only")
         roots = real_folders(watch or [])
-        sock = _listen(host, port)  # before anything is created or announced: a port in use is one line
-        # A read-only server must not create anything; a writable one may start from an empty index, and says so.
-        if not read_only and not index_exists(index):
-            say(f"warning: no index at {shown}: serving a new, empty one", err=True)
+        sock = listen(host, port)  # before anything is created or announced: a port in use is one line
         try:
-            ix = Index(index, read_only=True) if read_only else Index.open_or_create(index, lock_wait=wait)
+            ix, shown = open_index(index, read_only, wait, lazy)
         except BaseException:
             sock.close()
             raise
         try:
-            if not lazy:
-                say("loading the model", err=True)
-                ix.warm_up()  # the first query would otherwise wait for it
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
                                      ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
             say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
             with beside(ix, roots, poll):
-                uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
+                run_asgi(application, sock)
         finally:
             sock.close()
             ix.close()

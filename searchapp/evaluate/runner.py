@@ -117,6 +117,9 @@ def index_path(folder: Path, config: IndexConfig, kind: str = "beir") -> Path:
         fields["precision"] = precision
     if kind != "beir":  # and BEIR keys as they were before folders were evaluated
         fields["kind"] = kind
+        # A folder's files have headings: what the encoder sees of a passage is part of its vectors (an index of
+        # an older version, embedded without its section paths, is not this version's).
+        fields["passage_context"] = config.passage_context
     key = json.dumps(fields, sort_keys=True)
     return cache_root() / "eval" / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 

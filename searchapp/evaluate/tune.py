@@ -4,11 +4,13 @@ setting transfers (``--cross-validate``).
 Every setting is scored on the same gathered candidates, so the search costs one retrieval pass plus cheap
 re-fusions. Bruch et al. (2022) found the convex weight sample-efficient: a few dozen queries settle it.
 
-On several collections the setting chosen is the one whose *worst* margin over the better single retriever of
-each collection is largest: a default has to hold on the collection it does worst on, not on average.
-Cross-validation chooses on part of the data and scores on the rest: with several collections, leave one
-collection out; with one, k folds of its queries. Each held-out part is reported with the paired per-query
-difference to its better single retriever and a bootstrap interval (docs/evaluation.md).
+The setting chosen is the one whose *worst* margin over the better single retriever of each collection is
+largest (on one collection, its margin there), a margin counted by its one-sided 95% lower bound: a default has
+to hold on the collection it does worst on, and on queries it was not chosen on. Cross-validation chooses on part
+of the data and scores on the rest: with several collections, leave one collection out; with one, k folds of its
+queries. Each held-out part is reported with the paired per-query difference to its better single retriever and a
+bootstrap interval (docs/evaluation.md). :func:`tune` recommends its choice only where the same choice, made
+without each held-out part, did not lose there; else the shipped default or the better single retriever.
 """
 
 from __future__ import annotations
@@ -29,17 +31,29 @@ ALPHAS_QUESTION = (0.6, 0.7, 0.8, 0.9, 1.0)
 ALPHAS_STATEMENT = (0.3, 0.4, 0.5, 0.6, 0.7)
 SPREADS = (0.0, 1.0, 2.0)
 FOLDS = 5
+Z_LOWER = 1.645  # one-sided 95%
 
 
 @dataclass(frozen=True)
 class TuneResult:
-    """The best setting found, its metric value, and every setting tried with its value (on several
-    collections: the mean over them; the choice is by worst margin, see the module's docstring)."""
+    """The setting recommended, its metric value, and every setting tried with its value (on several
+    collections: the mean over them; the choice is by worst margin, see the module's docstring).
+
+    ``tuned`` is the grid's choice on all the queries; ``checked`` how the same choice did on held-out parts
+    (:func:`cross_validate`); ``rung`` which setting is recommended: ``"tuned"`` where the tuned choice held on
+    every held-out part, else ``"default"`` (the shipped default, where it is not below the better single retriever
+    anywhere on these queries) or ``"single"`` (the better single retriever, as the hybrid setting that ranks as
+    it does); ``reason`` says why in a line.
+    """
 
     best: Fusion
     metric: str
     value: float
     tried: list[tuple[Fusion, float]]
+    tuned: Fusion | None = None
+    checked: tuple[Fold, ...] = ()
+    rung: str = "tuned"
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,27 +107,86 @@ class _Scores:
         return lex if lex.mean() > den.mean() else den
 
 
+def lower_margin(diffs: np.ndarray) -> np.ndarray:
+    """One-sided 95% lower bound of the mean of each row's per-query differences (float ``(settings, queries)``
+    -> ``(settings,)``): the mean less :data:`Z_LOWER` standard errors."""
+    n = diffs.shape[-1]
+    if n < 2:
+        return diffs.mean(axis=-1)
+    return diffs.mean(axis=-1) - Z_LOWER * diffs.std(axis=-1, ddof=1) / np.sqrt(n)
+
+
 def _choose(parts: Sequence[tuple[_Scores, np.ndarray]]) -> int:
-    """Index of the setting with the largest worst margin over each part's better single retriever (ties: the
-    first in grid order)."""
+    """Index of the setting whose worst margin over each part's better single retriever is largest, a margin
+    counted by its lower bound (:func:`lower_margin`; ties: the first in grid order).
+
+    By the lower bound, not the mean: the best mean of a grid of close settings is partly luck (the winner's
+    curse), and it is the held-out queries a choice must hold on. A setting that ranks as the better single
+    retriever has the bound 0, so a hybrid setting is chosen only for a gain its queries show surely."""
     worst = np.full(parts[0][0].settings.shape[0], np.inf)
     for scores, rows in parts:
-        margin = scores.settings[:, rows].mean(axis=1) - scores.better_single(rows).mean()
+        margin = lower_margin(scores.settings[:, rows] - scores.better_single(rows)[None, :])
         worst = np.minimum(worst, margin)
     return int(np.argmax(worst))
 
 
-def tune(prepared: Prepared | Mapping[str, Prepared], metric: str = "ndcg@10") -> TuneResult:
-    """The best setting of :func:`grid` on one collection (highest mean ``metric``) or on several (largest
-    worst margin over each collection's better single retriever)."""
+def tune(prepared: Prepared | Mapping[str, Prepared], metric: str = "ndcg@10", folds: int = FOLDS,
+         seed: int = 0) -> TuneResult:
+    """The setting of :func:`grid` to recommend on one collection or several (largest worst lower-bound margin
+    over each collection's better single retriever), checked by :func:`cross_validate`: where the choice lost to
+    the better single retriever on a held-out part, the shipped default is recommended if it is not below the
+    better single retriever on any collection here, else the better single retriever."""
     parts = dict(prepared) if isinstance(prepared, Mapping) else {"": prepared}
     first = next(iter(parts.values()))
-    settings = list(grid(replace(first.fusion, k0=first.k0)))
-    scored = [_Scores(p, settings, metric) for p in parts.values()]
-    everything = [(s, np.arange(len(s.queries))) for s in scored]
-    best = _choose(everything)
-    means = np.mean([s.settings.mean(axis=1) for s in scored], axis=0)
-    return TuneResult(settings[best], metric, float(means[best]), list(zip(settings, means.tolist(), strict=True)))
+    base = replace(first.fusion, k0=first.k0)
+    settings = list(grid(base))
+    scored = {name: _Scores(p, settings, metric) for name, p in parts.items()}
+    everything = [(s, np.arange(len(s.queries))) for s in scored.values()]
+    chosen = _choose(everything)
+    means = np.mean([s.settings.mean(axis=1) for s in scored.values()], axis=0)
+    tried = list(zip(settings, means.tolist(), strict=True))
+    checked = tuple(_held_out(scored, settings, folds, seed))
+    tuned = settings[chosen]
+    lost = _losses(checked, pooled=len(scored) == 1)
+    if not lost:
+        return TuneResult(tuned, metric, float(means[chosen]), tried, tuned, checked, "tuned",
+                          f"the tuned setting held on all {len(checked)} held-out parts")
+    where = ", ".join(f"{part} {margin:+.4f}" for part, margin in lost)
+    default_margin = min(float(s.default.mean() - s.better_single(np.arange(len(s.queries))).mean())
+                         for s in scored.values())
+    if default_margin >= 0:
+        value = float(np.mean([s.default.mean() for s in scored.values()]))
+        return TuneResult(replace(Fusion(), k0=base.k0), metric, value, tried, tuned, checked, "default",
+                          f"the tuned setting lost to the better single retriever held out ({where}); the shipped "
+                          f"default is not below it on any collection here (worst margin {default_margin:+.4f})")
+    single, value = _better_single(base, scored)
+    return TuneResult(single, metric, value, tried, tuned, checked, "single",
+                      f"the tuned setting lost to the better single retriever held out ({where}), and so does the "
+                      f"shipped default here (worst margin {default_margin:+.4f}): the better single retriever")
+
+
+def _losses(checked: Sequence[Fold], pooled: bool) -> list[tuple[str, float]]:
+    """``(part, margin)`` where the choice made without a held-out part lost to the better single retriever
+    there: for folds of one collection their pooled margin (every query held out once; one fold of a few dozen
+    queries is noise), else each collection's."""
+    if not pooled:
+        return [(f.held_out, f.margin[0]) for f in checked if f.margin[0] < 0]
+    queries = sum(f.queries for f in checked)
+    mean = sum(f.margin[0] * f.queries for f in checked) / max(queries, 1)
+    return [] if mean >= 0 else [(f"{len(checked)} folds pooled", mean)]
+
+
+def _better_single(base: Fusion, scored: Mapping[str, _Scores]) -> tuple[Fusion, float]:
+    """The single retriever with the best worst margin over the collections, as the hybrid setting that ranks as
+    it does (z-scored convex with all the weight on it), and its mean value."""
+    options = []
+    for mode, alpha in (("dense", 1.0), ("lexical", 0.0)):
+        worst = min(float(getattr(s, mode).mean() - s.better_single(np.arange(len(s.queries))).mean())
+                    for s in scored.values())
+        value = float(np.mean([getattr(s, mode).mean() for s in scored.values()]))
+        options.append((worst, value, replace(base, method="convex", norm="zscore", alpha=alpha)))
+    worst, value, fusion = max(options, key=lambda o: (o[0], o[1]))
+    return fusion, value
 
 
 def cross_validate(parts: Mapping[str, Prepared], metric: str = "ndcg@10", folds: int = FOLDS,
@@ -124,6 +197,10 @@ def cross_validate(parts: Mapping[str, Prepared], metric: str = "ndcg@10", folds
     first = next(iter(parts.values()))
     settings = list(settings or grid(replace(first.fusion, k0=first.k0)))
     scored = {name: _Scores(p, settings, metric) for name, p in parts.items()}
+    return _held_out(scored, settings, folds, seed)
+
+
+def _held_out(scored: Mapping[str, _Scores], settings: Sequence[Fusion], folds: int, seed: int) -> list[Fold]:
     held: list[tuple[str, _Scores, np.ndarray, list[tuple[_Scores, np.ndarray]]]] = []
     if len(scored) > 1:
         for name, s in scored.items():

@@ -26,7 +26,7 @@ import numpy as np
 from searchapp.encode.spec import EncoderSpec
 from searchapp.errors import ConfigError
 from searchapp.ingest.pipeline import Prepared, Task, prepare
-from searchapp.ingest.sections import passage_inputs, section_paths
+from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import SplitterConfig
 
 # This package's folder: shipped to the workers, so they run the driver's code.
@@ -90,7 +90,7 @@ class _EncodeActor:
         todo = {i for i, p in enumerate(prepared) if p.failure is None and not p.unchanged and p.document}
         # What the encoder sees of each passage, as in an in-process ingest (ingest/sections.py).
         texts = [t for i, p in enumerate(prepared) if i in todo for t in passage_inputs(
-            p.document.text, p.spans, section_paths(p.document.headings, p.spans),  # type: ignore[union-attr]
+            p.document.text, p.spans, document_sections(p.document, p.spans),  # type: ignore[union-attr]
             self.context, self.limit)]
         vectors = self.encoder.encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
         out: list[bytes] = []

@@ -23,7 +23,7 @@ from searchapp.ingest.loaders import (
     supported_suffixes,
     walk,
 )
-from searchapp.ingest.sections import passage_inputs, section_paths
+from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
@@ -45,6 +45,14 @@ READ_AHEAD_CHARS = 32 * 2**20
 # How the summary counts the files skipped without a warning, and those refused before reading: every key is
 # always present in the JSON.
 SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
+# The version of what the readers make of a file's bytes: loaders, markup blanking, headings and section paths,
+# the splitter. Raise it whenever any of them gives other passages (or sections) for the same file: a re-ingest
+# then reads every file recorded under another version again, though its size and mtime are unchanged, and
+# re-embeds those whose passages come out different (an index built before the markup and section readers would
+# otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
+# sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
+# or its name) at the root of its section paths.
+PASSAGES_VERSION = 2
 
 
 @dataclass
@@ -90,18 +98,23 @@ class Task:
     key: str
     stored_id: int | None = None
     stored_sha: str | None = None
+    # The stored passages were made by another version of the readers (PASSAGES_VERSION): same bytes are no
+    # reason to keep them.
+    stale: bool = False
 
 
 @dataclass(frozen=True)
 class Prepared:
     """A task's file loaded and split: its document and passage spans; or ``failure`` (the reason it was
-    skipped); or ``unchanged`` (same content under a new mtime: only the mtime is recorded)."""
+    skipped); or ``unchanged`` (same content under a new mtime: only the mtime is recorded); or ``same_content``
+    (same content, read again by a newer reader: kept if its passages come out as they are stored)."""
 
     task: Task
     document: Document | None = None
     spans: tuple[Span, ...] = ()
     failure: str | None = None
     unchanged: bool = False
+    same_content: bool = False
     # With a failure: the file was read and holds no text now, so its indexed version goes too.
     no_text: bool = False
     # With a failure: the reason it counts as skipped too (SKIP_REASONS), if any.
@@ -124,7 +137,8 @@ def prepare(
         return Prepared(task, failure=f"cannot read: {exc.strerror or exc}")
     except MemoryError:
         return Prepared(task, failure="out of memory loading it")
-    if task.stored_sha is not None and task.stored_sha == doc.sha256:
+    same = task.stored_sha is not None and task.stored_sha == doc.sha256
+    if same and not task.stale:
         return Prepared(task, document=doc, unchanged=True, notes=tuple(notes))
     try:
         spans = tuple(split(doc.text, offsets, splitter))
@@ -132,7 +146,7 @@ def prepare(
         return Prepared(task, failure="out of memory splitting it")
     if not spans:
         return Prepared(task, failure="no text", no_text=True)
-    return Prepared(task, document=doc, spans=spans, notes=tuple(notes))
+    return Prepared(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
 
 
 def check_root(root: Path) -> None:
@@ -305,10 +319,11 @@ class Ingest:
             except OSError as exc:
                 self._fail(key, f"cannot read: {exc.strerror or exc}")
                 continue
-            if old and not self.force and old.mtime == st.st_mtime and old.size == st.st_size:
+            stale = old is not None and old.passages_version != PASSAGES_VERSION
+            if old and not self.force and not stale and old.mtime == st.st_mtime and old.size == st.st_size:
                 self.summary.unchanged += 1
                 continue
-            tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None))
+            tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None, stale))
         return tasks, seen
 
     def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
@@ -330,9 +345,10 @@ class Ingest:
         doc = result.document
         if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
             raise SearchappError(f"{result.task.key}: nothing prepared")
-        if result.unchanged:
+        if result.unchanged or (result.same_content and self._same_passages(result)):
             if result.task.stored_id is not None:
-                self.stores.touch(result.task.stored_id, doc.mtime)
+                version = PASSAGES_VERSION if result.same_content else None
+                self.stores.touch(result.task.stored_id, doc.mtime, version)
             self.summary.unchanged += 1
             return
         if vectors is not None and len(vectors) != len(result.spans):
@@ -377,6 +393,15 @@ class Ingest:
         self.pending.append(_Pending(doc, spans, stored.id if stored else None))
         self.pending_passages += len(spans)
 
+    def _same_passages(self, result: Prepared) -> bool:
+        """Whether a file read again by a newer reader gives the passages and sections it is stored with (then
+        its vectors stand: the passage context is the index's, unchanged)."""
+        if result.task.stored_id is None or result.document is None:
+            return False
+        sections = document_sections(result.document, result.spans)
+        made = [(s.start, s.end, sec) for s, sec in zip(result.spans, sections, strict=True)]
+        return made == self.stores.passage_layout(result.task.stored_id)
+
     def _fail(self, path: str, reason: str) -> None:
         self.summary.failed += 1
         self.summary.failures.append((path, reason))
@@ -384,7 +409,7 @@ class Ingest:
     def _flush(self) -> None:
         if not self.pending:
             return
-        sections = [section_paths(p.document.headings, p.spans) for p in self.pending]
+        sections = [document_sections(p.document, p.spans) for p in self.pending]
         todo = [(p, sec) for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
         texts = [t for p, sec in todo
                  for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
@@ -395,7 +420,7 @@ class Ingest:
                 p.vectors = vectors[row : row + len(p.spans)]
                 row += len(p.spans)
         items = [
-            NewDocument(p.document, p.spans, p.vectors, sec)  # type: ignore[arg-type]
+            NewDocument(p.document, p.spans, p.vectors, sec, PASSAGES_VERSION)  # type: ignore[arg-type]
             for p, sec in zip(self.pending, sections, strict=True)
         ]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]

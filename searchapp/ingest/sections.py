@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from searchapp.types import Heading, Span
+from searchapp.types import Document, Heading, Span
 
 SEPARATOR = " > "
 # What the encoder sees of a passage (the ``passage_context`` setting): its text alone, or its section path on a
@@ -22,15 +22,29 @@ def same_heading(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
-def section_paths(headings: Sequence[Heading], spans: Sequence[Span]) -> list[str]:
+def document_sections(doc: Document, spans: Sequence[Span]) -> list[str]:
+    """The section paths of a document's passages: :func:`section_paths` of its headings, under its title for a
+    file without a level-1 heading.
+
+    Documentation sites often keep a page's title outside the page (mkdocs' nav, a front-matter ``title:``, the
+    file name, which is then the title the loader gives): without it every passage of such a page stands under
+    its subheadings alone, and the page's topic reaches no passage before its first one. A text added through the
+    API keeps the headings its text has: its caller chose its title and what is embedded.
+    """
+    top = any(h.level == 1 for h in doc.headings)
+    root = doc.title if doc.source == "file" and not top else ""
+    return section_paths(doc.headings, spans, root)
+
+
+def section_paths(headings: Sequence[Heading], spans: Sequence[Span], root: str = "") -> list[str]:
     """Each span's section path: the headings in force where it starts (the last one of each level above it, a
-    heading ending the sections of its level and deeper), outermost first, joined by :data:`SEPARATOR`; ``""``
-    where none.
+    heading ending the sections of its level and deeper), outermost first, joined by :data:`SEPARATOR`, after
+    ``root`` where one is given; ``""`` where none.
 
     ``headings`` and ``spans`` are in text order (as loaders and the splitter give them).
     """
     out: list[str] = []
-    stack: list[Heading] = []
+    stack: list[Heading] = [Heading(0, 0, root)] if root.strip() else []
     pending = iter(headings)
     upcoming = next(pending, None)
     for span in spans:

@@ -8,7 +8,8 @@ the vector store and the encoder lock themselves).
 from __future__ import annotations
 
 import time
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import Annotated, Any, TextIO
 
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -33,17 +34,14 @@ from searchapp.server import embeddings, page
 from searchapp.server.access_log import AccessLog
 from searchapp.server.guard import Guard, error_body
 from searchapp.server.schemas import (
-    DEFAULT_CONTEXT_CHARS,
-    DEFAULT_DOCUMENT_CHARS,
-    MAX_CONTEXT_CHARS,
-    MAX_DOCUMENT_CHARS,
-    MAX_QUERY_CHARS,
     BatchSearchRequest,
     BatchSearchResponse,
+    ContextWindow,
     DeleteResponse,
     DocumentsRequest,
     DocumentsResponse,
     DocumentTextResponse,
+    DocumentWindow,
     EmbeddingsRequest,
     EmbeddingsResponse,
     ModelCard,
@@ -54,7 +52,6 @@ from searchapp.server.schemas import (
 )
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
-HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a hit's snippet finds them."
 _STATUS: list[tuple[type[SearchappError], int, str]] = [
     (StorageError, 507, "server_error"),  # a full disk: the index is as before the request
     (ModelLoadError, 500, "server_error"),  # the server's model or index is broken, not the request
@@ -66,6 +63,73 @@ _STATUS: list[tuple[type[SearchappError], int, str]] = [
     (ConfigError, 400, "invalid_request_error"),
     (SearchappError, 400, "invalid_request_error"),
 ]
+
+
+def _with_highlights(out: dict[str, Any], q: str | None, text: str, start: int, n_chars: int) -> dict[str, Any]:
+    """``out`` with the highlights of ``q``'s words in ``text`` (at ``start`` of its document) when ``q`` was given.
+    Without ``q`` the answer is as it was before ``q`` existed: the two routes leave unset fields out."""
+    if q is not None:
+        out["highlights"] = highlights(QueryTerms(q), text, start, n_chars)
+    return out
+
+
+def read_document(index: Index, doc_id: str, window: DocumentWindow) -> dict[str, Any]:
+    """``GET /documents/{doc_id}``'s answer (``DocumentTextResponse``'s fields): the window of a document's text,
+    with the highlights of ``window.q``. Raises ``DocumentNotFoundError``."""
+    d = index.document(doc_id, start=window.start, max_chars=window.max_chars)
+    return _with_highlights(d.to_dict(), window.q, d.text, d.start, d.n_chars)
+
+
+def read_context(index: Index, passage_id: int, window: ContextWindow) -> dict[str, Any]:
+    """``GET /passages/{passage_id}/context``'s answer (``PassageContextResponse``'s fields). Raises
+    ``DocumentNotFoundError``."""
+    c = index.context(passage_id, chars=window.chars)
+    return _with_highlights(c.to_dict(), window.q, c.before + c.text + c.after, c.start - len(c.before), c.n_chars)
+
+
+def run_search(index: Index, queries: list[str], body: SearchRequest | BatchSearchRequest) -> list[SearchResponse]:
+    """Each query's hits with the request's options (``POST /search`` and ``/search/batch``)."""
+    results = index.search_batch(queries, **body.search_kwargs())
+    return [SearchResponse(query=q, mode=body.mode, hits=hits) for q, hits in zip(queries, results, strict=True)]
+
+
+def write_documents(index: Index, body: DocumentsRequest) -> DocumentsResponse:
+    """``POST /documents``: the texts added or replaced under their ids (a text's content hash where it has none)."""
+    docs = body.documents
+    ids = [d.id if d.id is not None else text_id(d.text) for d in docs]
+    summary = index.add_texts(
+        [d.text for d in docs], ids=ids, metadatas=[d.metadata for d in docs],
+        titles=[d.title or i for d, i in zip(docs, ids, strict=True)],
+    )
+    return DocumentsResponse(
+        ids=ids, added=summary.added, updated=summary.updated, unchanged=summary.unchanged,
+        passages_embedded=summary.passages_embedded,
+    )
+
+
+def delete_text(index: Index, doc_id: str) -> DeleteResponse:
+    """``DELETE /documents/{doc_id}``: a text removed; an ingested file's document is refused (``HTTPException``
+    403), an unknown id is ``DocumentNotFoundError``."""
+    # Files belong to whoever runs `searchapp ingest`: a writer over HTTP deleting one would leave the index
+    # disagreeing with the folder until the next ingest, and the path free for a text to pose as the file.
+    if index.remove([doc_id], source="text"):
+        return DeleteResponse(id=doc_id, deleted=True)
+    if index.stores.document_ids([doc_id], source="file"):
+        raise HTTPException(403, f"{doc_id!r} is an ingested file: only texts can be deleted over HTTP; delete "
+                            "the file and run `searchapp ingest` on its folder again")
+    raise DocumentNotFoundError(f"no document with id {doc_id!r}")
+
+
+def status_report(index: Index, read_only: bool) -> dict[str, Any]:
+    """``GET /status``: what ``searchapp status --json`` prints, and whether this server accepts writes."""
+    return {**index.stats().to_dict(), "read_only": read_only}
+
+
+def invalid_message(errors: Sequence[Any]) -> str:
+    """A request's validation errors (pydantic's ``errors()``) as one line: where the first one is, and what."""
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
 
 
 def create_app(
@@ -94,10 +158,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        message = f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
-        return JSONResponse(error_body(message, "invalid_request_error"), status_code=422)
+        return JSONResponse(error_body(invalid_message(exc.errors()), "invalid_request_error"), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -110,84 +171,45 @@ def create_app(
         if read_only:
             raise HTTPException(403, "this server is read-only (started with --read-only)")
 
-    def run(queries: list[str], body: SearchRequest | BatchSearchRequest) -> list[SearchResponse]:
-        results = index.search_batch(queries, **body.search_kwargs())
-        return [SearchResponse(query=q, mode=body.mode, hits=hits) for q, hits in zip(queries, results, strict=True)]
-
     @app.post("/search", response_model=SearchResponse, tags=["search"])
     def search(body: SearchRequest) -> SearchResponse:
         """The ``k`` best passages for a query (hits as in ``searchapp query --json``)."""
-        return run([body.query], body)[0]
+        return run_search(index, [body.query], body)[0]
 
     @app.post("/search/batch", response_model=BatchSearchResponse, tags=["search"])
     def search_batch(body: BatchSearchRequest) -> BatchSearchResponse:
         """Several queries, embedded in batches; results in the order of the queries."""
-        return BatchSearchResponse(results=run(body.queries, body))
+        return BatchSearchResponse(results=run_search(index, body.queries, body))
 
     @app.post("/documents", response_model=DocumentsResponse, tags=["documents"])
     def add_documents(body: DocumentsRequest) -> DocumentsResponse:
         """Add or replace texts with ids and metadata (an unchanged text is not embedded again)."""
         writable()
-        docs = body.documents
-        ids = [d.id if d.id is not None else text_id(d.text) for d in docs]
-        summary = index.add_texts(
-            [d.text for d in docs], ids=ids, metadatas=[d.metadata for d in docs],
-            titles=[d.title or i for d, i in zip(docs, ids, strict=True)],
-        )
-        return DocumentsResponse(
-            ids=ids, added=summary.added, updated=summary.updated, unchanged=summary.unchanged,
-            passages_embedded=summary.passages_embedded,
-        )
+        return write_documents(index, body)
 
     @app.delete("/documents/{doc_id:path}", response_model=DeleteResponse, tags=["documents"])
     def delete_document(doc_id: str) -> DeleteResponse:
         """Remove a text by its id (an ingested file's document is refused with 403)."""
         writable()
-        # Files belong to whoever runs `searchapp ingest`: a writer over HTTP deleting one would leave the index
-        # disagreeing with the folder until the next ingest, and the path free for a text to pose as the file.
-        if index.remove([doc_id], source="text"):
-            return DeleteResponse(id=doc_id, deleted=True)
-        if index.stores.document_ids([doc_id], source="file"):
-            raise HTTPException(403, f"{doc_id!r} is an ingested file: only texts can be deleted over HTTP; delete "
-                                "the file and run `searchapp ingest` on its folder again")
-        raise HTTPException(404, f"no document with id {doc_id!r}")
-
-    def with_highlights(out: dict[str, Any], q: str | None, text: str, start: int, n_chars: int) -> dict[str, Any]:
-        """``out`` with the highlights of ``q``'s words in ``text`` (at ``start`` of its document) when ``q`` was
-        given. Without ``q`` the answer is as it was before ``q`` existed: the two routes leave unset fields out."""
-        if q is not None:
-            out["highlights"] = highlights(QueryTerms(q), text, start, n_chars)
-        return out
+        return delete_text(index, doc_id)
 
     @app.get("/documents/{doc_id:path}", response_model=DocumentTextResponse, response_model_exclude_unset=True,
              tags=["documents"])
-    def get_document(
-        doc_id: str,
-        start: int = Query(default=0, ge=0, description="First character of the window."),
-        max_chars: int = Query(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS),
-        q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
-    ) -> dict[str, Any]:
+    def get_document(doc_id: str, window: Annotated[DocumentWindow, Query()]) -> dict[str, Any]:
         """A document's text (a file's path or a text's id), from ``start``, at most ``max_chars`` characters,
         rebuilt from its stored passages: the whitespace between passages is shown as a line break."""
-        d = index.document(doc_id, start=start, max_chars=max_chars)
-        return with_highlights(d.to_dict(), q, d.text, d.start, d.n_chars)
+        return read_document(index, doc_id, window)
 
     @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse,
              response_model_exclude_unset=True, tags=["documents"])
-    def get_context(
-        passage_id: int,
-        chars: int = Query(default=DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
-                           description="Characters of the document's text on each side of the passage."),
-        q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
-    ) -> dict[str, Any]:
+    def get_context(passage_id: int, window: Annotated[ContextWindow, Query()]) -> dict[str, Any]:
         """A passage (as in a hit's ``passage_id``) with the text before and after it in its document."""
-        c = index.context(passage_id, chars=chars)
-        return with_highlights(c.to_dict(), q, c.before + c.text + c.after, c.start - len(c.before), c.n_chars)
+        return read_context(index, passage_id, window)
 
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:
         """What ``searchapp status --json`` prints, and whether this server accepts writes."""
-        return {**index.stats().to_dict(), "read_only": read_only}
+        return status_report(index, read_only)
 
     @app.post("/v1/embeddings", response_model=EmbeddingsResponse, tags=["openai"])
     def create_embeddings(body: EmbeddingsRequest) -> EmbeddingsResponse:

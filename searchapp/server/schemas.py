@@ -205,6 +205,25 @@ HIGHLIGHTS = (
 )
 
 
+HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a hit's snippet finds them."
+
+
+class DocumentWindow(BaseModel):
+    """Which part of a document's text to read (``GET /documents/{id}``'s query parameters)."""
+
+    start: int = Field(default=0, ge=0, description="First character of the window.")
+    max_chars: int = Field(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS)
+    q: str | None = Field(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY)
+
+
+class ContextWindow(BaseModel):
+    """How much of a passage's surroundings to read (``GET /passages/{id}/context``'s query parameters)."""
+
+    chars: int = Field(default=DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
+                       description="Characters of the document's text on each side of the passage.")
+    q: str | None = Field(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY)
+
+
 class PassageSpan(BaseModel):
     passage_id: int
     start: int

@@ -93,8 +93,13 @@ class Stores(ABC):
         """Key -> id of the documents with these paths or text ids (of ``source`` only, if given)."""
 
     @abstractmethod
-    def touch(self, doc_id: int, mtime: float) -> None:
-        """Record a new modification time for a document whose content did not change."""
+    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None) -> None:
+        """Record a new modification time for a document whose content did not change (and, given, the reader
+        version that made the same passages of it again)."""
+
+    @abstractmethod
+    def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:
+        """``(start, end, section)`` of each of a document's passages, in order."""
 
     @abstractmethod
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:

@@ -149,7 +149,7 @@ class Records(ABC):
     def documents(self) -> dict[str, StoredDocument]:
         d = self.tables.documents
         cols = (d.c.id, d.c.path, d.c.mtime, d.c.size, d.c.sha256, d.c.metadata, d.c.source, d.c.title,
-                d.c.indexed_at)
+                d.c.indexed_at, d.c.passages_version)
         with self.engine.connect() as conn:
             return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
 
@@ -166,10 +166,21 @@ class Records(ABC):
                 out.update((str(k), int(v)) for k, v in conn.execute(query.where(d.c.path.in_(chunk))))
         return out
 
-    def touch(self, doc_id: int, mtime: float) -> None:
+    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None) -> None:
+        """Record a new mtime (and, given, the reader version that found its passages unchanged)."""
         d = self.tables.documents
+        values: dict[str, object] = {"mtime": mtime}
+        if passages_version is not None:
+            values["passages_version"] = passages_version
         with self._begin() as conn:
-            conn.execute(update(d).where(d.c.id == doc_id).values(mtime=mtime))
+            conn.execute(update(d).where(d.c.id == doc_id).values(**values))
+
+    def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:
+        """``(start, end, section)`` of each of a document's passages, in order."""
+        p = self.tables.passages
+        query = select(p.c.start, p.c.end, p.c.section).where(p.c.document_id == doc_id).order_by(p.c.ordinal)
+        with self.engine.connect() as conn:
+            return [(int(s), int(e), str(sec)) for s, e, sec in conn.execute(query)]
 
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
         d = self.tables.documents
@@ -231,7 +242,7 @@ class Records(ABC):
             doc_rows.append(
                 {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
                  "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
-                 "source": doc.source, "indexed_at": indexed_at}
+                 "source": doc.source, "indexed_at": indexed_at, "passages_version": item.passages_version}
             )
             ids = pids[at : at + len(item.spans)]
             at += len(item.spans)

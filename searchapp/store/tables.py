@@ -94,6 +94,9 @@ def tables(dialect: str) -> Tables:
         # When this row was written, i.e. the document (re)indexed: Unix seconds (UTC). NULL for rows from before
         # migration 0004 (unknown). Kept by a metadata-only update and by an mtime-only touch.
         Column("indexed_at", Float, nullable=True),
+        # Which version of the readers (loaders, markup blanking, sections, splitter) made its passages; a
+        # re-ingest reads a file again when this differs from the running version. NULL: before migration 0007.
+        Column("passages_version", Integer, nullable=True),
     )
     # The id is the key shared with the vector index and the lexical index; never reused (AUTOINCREMENT in
     # SQLite, a sequence in PostgreSQL), so a stale vector can never point at a new passage.

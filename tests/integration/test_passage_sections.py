@@ -85,3 +85,34 @@ def test_passages_of_an_index_without_the_setting_are_embedded_alone(tmp_path: P
     embedded = [t for call in fake_encoder.calls for t in call]
     assert not any(t.startswith(("Plugins >", "Plugins\nPlugins", "Changes\nChanges")) for t in embedded)
     assert any(t.endswith("Every setting has a sensible default value.") for t in embedded)
+
+
+def test_a_reingest_rereads_what_an_older_reader_made(tmp_path: Path, fake_encoder, index_at, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.ingest import pipeline
+
+    docs = _docs(tmp_path)
+    (docs / "plain.txt").write_text("A text file with no headings at all, the same to every reader.\n")
+    ix = index_at(max_tokens=16)
+    # An index made by an older reader, recorded under an older version: no section paths, but for one file
+    # whose passages it made as this version does.
+    current = pipeline.document_sections
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "PASSAGES_VERSION", 0)
+        m.setattr(pipeline, "document_sections", lambda doc, spans: (
+            current(doc, spans) if doc.path.endswith("plain.txt") else [""] * len(spans)))
+        ix.ingest(docs)
+    before, calls = fake_encoder.embedded, len(fake_encoder.calls)
+    assert ix.search("sensible default value", k=1, mode="lexical", filters={"path_glob": "*guide.md"})[0].section == ""
+
+    # The files' bytes, sizes and mtimes are unchanged: only the recorded version says they must be read again.
+    summary = ix.ingest(docs)
+    hits = ix.search("sensible default value", k=1, mode="lexical", filters={"path_glob": "*guide.md"})
+    assert hits[0].section == "Plugins > The checker plugin > Settings"
+    assert summary.updated == 9 and summary.unchanged == 1  # the text file's passages came out the same: kept
+    embedded = [t for call in fake_encoder.calls[calls:] for t in call]
+    assert not any("the same to every reader" in t for t in embedded)
+    assert fake_encoder.embedded > before
+    # Recorded: the next ingest reads nothing.
+    after = fake_encoder.embedded
+    again = ix.ingest(docs)
+    assert (again.updated, again.added, again.unchanged, fake_encoder.embedded) == (0, 0, 10, after)

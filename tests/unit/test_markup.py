@@ -56,7 +56,11 @@ def test_title_is_the_first_atx_h1_outside_containers() -> None:
 def test_front_matter_yaml_and_toml() -> None:
     reading = read("---\ntitle: Front\ntags: [a, b]\n---\n# Body\n")
     assert words(reading) == ["Body"]
-    assert words(read("+++\ntitle = 'x'\n+++\nBody\n")) == ["Body"]
+    # Its title is the page's (as mkdocs, Docusaurus, Hugo and Jekyll show it), before the first heading's.
+    assert reading.title == "Front"
+    toml = read("+++\ntitle = 'x  y'\n+++\nBody\n")
+    assert (words(toml), toml.title) == (["Body"], "x y")
+    assert read("---\ntitle: >\n  folded\n---\n# Head\n").title == "Head"  # a block scalar is not read
     assert words(read("---\nnot closed\n")) == ["not", "closed"]  # a thematic break, then text
 
 
@@ -344,7 +348,9 @@ def inline(draw: st.DrawFn, built: Built, count: int) -> None:
 def markdown(draw: st.DrawFn) -> Built:
     built = Built()
     if draw(st.booleans()):
-        built.add("---\ntitle: " + draw(WORD) + "\n---\n")
+        # A declared title is the page's title, before any heading's.
+        built.title = draw(WORD)
+        built.add("---\ntitle: " + built.title + "\n---\n")
     for _ in range(draw(st.integers(1, 8))):
         kind = draw(st.sampled_from(["para", "atx", "setext", "admonition", "tab", "block", "colon", "quote",
                                      "fence", "indented", "refs", "list", "comment", "table"]))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from searchapp.ingest.markup.blanks import Blanks, Reading
 from searchapp.ingest.markup.inline import blank_inline, normalise_label
@@ -94,6 +94,7 @@ class _Reader:
     stretches: list[tuple[int, int, bool]] = field(default_factory=list)
     references: set[str] = field(default_factory=set)
     title: int | None = None
+    declared_title: str | None = None  # front matter's "title", which a site shows before any heading
 
     # --- helpers ----------------------------------------------------------------------------------------
 
@@ -134,7 +135,7 @@ class _Reader:
 
     def read(self) -> None:
         text = self.text
-        start = _front_matter(text, self.blanks)
+        start, self.declared_title = _front_matter(text, self.blanks)
         while start <= len(text):
             end = text.find("\n", start)
             if end < 0:
@@ -248,21 +249,38 @@ class _Reader:
         return False
 
 
-def _front_matter(text: str, blanks: Blanks) -> int:
-    """Blank YAML (``---``) or TOML (``+++``) front matter at the very start; return where the body starts."""
+def _front_matter(text: str, blanks: Blanks) -> tuple[int, str | None]:
+    """Blank YAML (``---``) or TOML (``+++``) front matter at the very start; return where the body starts and
+    the one-line ``title`` it declares (Docusaurus, Hugo, Jekyll and mkdocs take a page's title from there)."""
     for opener, closers in (("---", ("---", "...")), ("+++", ("+++",))):
         first = text.find("\n")
         if first < 0 or text[:first].rstrip() != opener:
             continue
         start = first + 1
+        title: str | None = None
         while start < len(text):
             end = text.find("\n", start)
             end = len(text) if end < 0 else end
-            if text[start:end].rstrip() in closers:
+            line = text[start:end].rstrip()
+            if line in closers:
                 blanks.blank(0, end)
-                return end + 1
+                return end + 1, title
+            declared = _TITLE_LINE.match(line)
+            if declared and title is None:
+                title = _unquote(declared.group(1))
             start = end + 1
-    return 0
+    return 0, None
+
+
+# A top-level title key, YAML (``title: x``) or TOML (``title = "x"``); a block scalar (``|``, ``>``) is not read.
+_TITLE_LINE = re.compile(r"title\s*[:=]\s*([^|>\s].*)$")
+
+
+def _unquote(value: str) -> str | None:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return " ".join(value.split()) or None
 
 
 # --- container rules: each opens a container on what is left of the line, or returns False ---------------
@@ -594,4 +612,5 @@ def read_markdown(text: str) -> Reading:
     references = frozenset(reader.references)
     for start, end, table in reader.stretches:
         blank_inline(blanks, start, end, references, table)
-    return blanks.result(reader.title)
+    reading = blanks.result(reader.title)
+    return replace(reading, title=reader.declared_title) if reader.declared_title else reading

@@ -1,0 +1,210 @@
+"""`searchapp mcp`: the MCP SDK's own client drives the server over stdio (a subprocess) and streamable HTTP on
+loopback (a subprocess, key refused and accepted); the tools' behaviour in-process (the SDK's in-process client,
+with the fake encoder, so hybrid search runs without the model)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from searchapp import Index  # noqa: E402
+from searchapp.errors import ConfigError  # noqa: E402
+from searchapp.query.options import MAX_K, OPTIONS  # noqa: E402
+from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server  # noqa: E402
+from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest  # noqa: E402
+from tests.conftest import SMALL_TEXTS  # noqa: E402
+from tests.server_helpers import free_port, running  # noqa: E402
+
+READ_TOOLS = ["search", "get_document", "get_passage_context", "list_documents", "index_status"]
+HIT_FIELDS = {"path", "title", "section", "start", "end", "score", "snippet", "passage_id", "text"}
+
+
+def drive(target: Any, session: Callable[[Client], Awaitable[None]], **client: Any) -> None:
+    """Connect the SDK's client to ``target`` (a server, stdio parameters or a URL), run ``session`` on it."""
+
+    async def main() -> None:
+        async with Client(target, read_timeout_seconds=60, **client) as c:
+            await session(c)
+
+    anyio.run(main)
+
+
+def closed(index: Index) -> str:
+    """``index``'s location, closed so that another process opens it."""
+    location = str(index.location)
+    index.close()
+    return location
+
+
+def test_stdio_subprocess_searches_and_reads_with_tool_errors_for_bad_arguments(small_index) -> None:  # type: ignore[no-untyped-def]
+    location = closed(small_index)
+    with Index(location, read_only=True) as reader:
+        expected = [h.path for h in reader.search("signing keys", mode="lexical", k=2)]
+        with pytest.raises(ConfigError) as refused:  # the library's own message, as the CLI prints it
+            reader.search("keys", mode="lexical", min_score=0.5)
+    command = StdioServerParameters(command=sys.executable, args=["-m", "searchapp", "mcp", "-i", location, "--lazy"],
+                                    env=dict(os.environ))
+
+    async def session(c: Client) -> None:
+        assert c.server_info is not None and c.server_info.name == "searchapp"
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert list(tools) == READ_TOOLS  # read-only unless --allow-writes
+        found = await c.call_tool("search", {"query": "signing keys", "mode": "lexical", "k": 2})
+        assert not found.is_error
+        hits = found.structured_content["hits"]
+        assert [h["path"] for h in hits] == expected and HIT_FIELDS <= set(hits[0])
+        doc = await c.call_tool("get_document", {"path": "t3", "max_chars": 8})
+        assert not doc.is_error
+        assert doc.structured_content["text"] == SMALL_TEXTS[3][:8] and doc.structured_content["truncated"]
+        bad = await c.call_tool("search", {"query": "keys", "k": 0})
+        assert bad.is_error and bad.content[0].text == "k: Input should be greater than or equal to 1"
+        unknown = await c.call_tool("search", {"query": "keys", "colour": "red"})
+        assert unknown.is_error and unknown.content[0].text.startswith("colour: Extra inputs are not permitted")
+        lexical = await c.call_tool("search", {"query": "keys", "mode": "lexical", "min_score": 0.5})
+        assert lexical.is_error and lexical.content[0].text == str(refused.value)
+        missing = await c.call_tool("get_document", {"path": "nope"})
+        assert missing.is_error and missing.content[0].text == "no document with path or id 'nope'"
+        write = await c.call_tool("remove", {"id": "t0"})
+        assert write.is_error and "--allow-writes" in write.content[0].text
+
+    drive(command, session)
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    return [e for sub in inner for e in leaves(sub)] if inner else [exc]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"searchapp mcp exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("searchapp mcp did not listen")
+
+
+def test_http_subprocess_refuses_a_missing_key_and_serves_with_it(small_index) -> None:  # type: ignore[no-untyped-def]
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    location, port, key = closed(small_index), free_port(), "k-e-y"
+    proc = subprocess.Popen([sys.executable, "-m", "searchapp", "mcp", "-i", location, "--transport", "http",
+                             "--port", str(port), "--api-key", key, "--lazy"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}{MCP_PATH}"
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        refused = httpx.post(url, json=hello, headers={"Authorization": "Bearer wrong"})
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+        with pytest.raises(Exception) as keyless:  # noqa: B017 - the SDK's client, in its task groups
+            drive(url, lambda c: c.list_tools())
+        assert any(isinstance(e, MCPError) for e in leaves(keyless.value))
+
+        async def session(c: Client) -> None:
+            assert [t.name for t in (await c.list_tools()).tools] == READ_TOOLS
+            found = await c.call_tool("search", {"query": "tomatoes water", "mode": "lexical", "k": 1})
+            assert not found.is_error and found.structured_content["hits"][0]["path"] == "t3"
+
+        async def keyed() -> None:
+            async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
+                from mcp.client.streamable_http import streamable_http_client
+
+                async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as c:
+                    await session(c)
+
+        anyio.run(keyed)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_http_without_a_key_answers_loopback_names_only(small_index) -> None:  # type: ignore[no-untyped-def]
+    with running(create_http_app(create_server(small_index))) as base:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        rebound = httpx.post(base + MCP_PATH, json=hello, headers={"Host": "attacker.example"})
+        assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "invalid_host"
+
+        async def session(c: Client) -> None:
+            assert [t.name for t in (await c.list_tools()).tools] == READ_TOOLS
+
+        drive(base + MCP_PATH, session)
+
+
+def test_tools_share_the_http_api_declarations_and_bounds(small_index) -> None:  # type: ignore[no-untyped-def]
+    async def session(c: Client) -> None:
+        search = next(t for t in (await c.list_tools()).tools if t.name == "search")
+        assert search.input_schema == SearchRequest.model_json_schema()
+        assert set(OPTIONS) <= set(search.input_schema["properties"])
+        too_many = await c.call_tool("search", {"query": "keys", "k": MAX_K + 1})
+        assert too_many.is_error and too_many.content[0].text.startswith("k: ")
+        too_long = await c.call_tool("get_document", {"path": "t0", "max_chars": MAX_DOCUMENT_CHARS + 1})
+        assert too_long.is_error and too_long.content[0].text.startswith("max_chars: ")
+        page = await c.call_tool("list_documents", {"offset": 1, "limit": 2})
+        listed = page.structured_content
+        assert [d["path"] for d in listed["documents"]] == ["t1", "t2"] and listed["total"] == 5 and listed["truncated"]
+        status = await c.call_tool("index_status", {})
+        assert status.structured_content["documents"] == 5 and status.structured_content["read_only"]
+
+    drive(create_server(small_index), session)
+
+
+def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "shed.txt").write_text("The shed key hangs by the door.", encoding="utf-8")
+    small_index.ingest(tmp_path / "docs")
+    file_path = str((tmp_path / "docs" / "shed.txt").resolve())
+    expected = [h.to_dict() for h in small_index.search("when do signing keys expire?", k=3, group_by="document")]
+
+    async def session(c: Client) -> None:
+        assert [t.name for t in (await c.list_tools()).tools] == [*READ_TOOLS, "add_texts", "remove"]
+        found = await c.call_tool("search", {"query": "when do signing keys expire?", "k": 3, "group_by": "document"})
+        assert found.structured_content["hits"] == expected
+        added = await c.call_tool("add_texts", {"documents": [{"id": "n1", "text": "Pruning roses in March."}]})
+        assert added.structured_content["added"] == 1
+        roses = await c.call_tool("search", {"query": "pruning roses", "mode": "lexical", "k": 1})
+        assert roses.structured_content["hits"][0]["path"] == "n1"
+        context = await c.call_tool("get_passage_context", {"passage_id": roses.structured_content["hits"][0]
+                                                            ["passage_id"], "q": "roses"})
+        assert context.structured_content["text"] == "Pruning roses in March." and context.structured_content[
+            "highlights"] == [[8, 13]]
+        assert (await c.call_tool("remove", {"id": "n1"})).structured_content == {"id": "n1", "deleted": True}
+        again = await c.call_tool("remove", {"id": "n1"})
+        assert again.is_error and again.content[0].text == "no document with id 'n1'"
+        ingested = await c.call_tool("remove", {"id": file_path})
+        assert ingested.is_error and "is an ingested file: only texts can be deleted" in ingested.content[0].text
+
+    drive(create_server(small_index, allow_writes=True), session)
+
+
+def test_cli_refuses_a_bad_transport_and_a_missing_index_in_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from searchapp.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "pigeon"])
+    assert bad.exit_code == 1 and bad.stderr == "error: unknown transport 'pigeon': use one of stdio, http\n"
+    missing = runner.invoke(app, ["mcp", "-i", str(tmp_path / "none"), "--lazy"])
+    assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
+    assert not (tmp_path / "none").exists()  # read-only: nothing created
