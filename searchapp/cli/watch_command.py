@@ -118,7 +118,7 @@ def stopped_by_signals(stop: threading.Event) -> Iterator[None]:
 
 def watch(
     folders: Annotated[
-        list[Path], typer.Argument(metavar="FOLDER...", help="Folders to index, then follow as their files change.")
+        list[Path], typer.Argument(metavar="FOLDER", help="Folders to index, then follow as their files change.")
     ],
     index: common.IndexOpt = common.DEFAULT_INDEX,
     include: common.IncludeOpt = None,
@@ -141,8 +141,8 @@ def watch(
     """Ingest folders, then keep the index in step as files are created, changed, renamed or deleted, until
     Ctrl-C or SIGTERM (which end the watch once the write session in progress is committed).
 
-    Each burst of changes is one write session per folder, under the writer lock for that session only (other
-    writers take turns; with --wait a session waits that long for the lock, else it is tried again later).
+    Each burst of changes is one write session per folder, under the writer lock for that session only.
+    Other writers take turns; with --wait a session waits that long for the lock, else it is tried again later.
     """
     with errors():
         roots = real_folders(folders)
