@@ -67,7 +67,7 @@ def serve(
     """Serve the index over HTTP: a search page at /, and /search, /search/batch, /documents,
     /passages/{id}/context, /status, /v1/embeddings, /v1/models.
 
-    The OpenAPI schema is at /openapi.json and interactive docs at /docs.
+    The OpenAPI schema is at /openapi.json.
     """
     with errors():
         try:
@@ -101,7 +101,7 @@ def serve(
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
                                      ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
-            say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
+            say(f"serving {shown} on http://{host}:{port} ({page}OpenAPI schema: /openapi.json)", err=True)
             uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
         finally:
             sock.close()
