@@ -25,6 +25,7 @@ from searchapp.encode.spec import EncoderSpec, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.filters import METADATA_KEY
+from searchapp.ingest.distributed import check_workers
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
@@ -311,6 +312,7 @@ class Index:
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
         detects changes and commits, under the writer lock (docs/distributed.md).
         """
+        options = check_workers(workers, actors, self._threads)  # before anything: a bad value is one line
         run = self._ingest(progress)
         if max_file_mb is not None:
             if not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool) or max_file_mb <= 0:
@@ -319,13 +321,12 @@ class Index:
         run.follow_links = follow_links
         run.force = force
         prepared = None
-        if workers != "local":
-            from searchapp.ingest.distributed import RayOptions, connect, run_on_ray
+        if options is not None:
+            from searchapp.ingest.distributed import connect, run_on_ray
 
             if not isinstance(self._encoder, LazyEncoder):
                 raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
                                   "Index(...) cannot go there: ingest with workers='local'")
-            options = RayOptions.parse(workers, actors, self._threads)
             connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
             c = self.config
             # Decided once, here: every actor of the run embeds in the same precision, with the backends this

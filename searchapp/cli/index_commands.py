@@ -83,11 +83,13 @@ def ingest(
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
     from searchapp.index import Index
+    from searchapp.ingest.distributed import check_workers
     from searchapp.ingest.pipeline import check_root
     from searchapp.keyvalue import parse_params
 
     with errors():
         check_root(path)  # before creating an index for nothing
+        check_workers(workers, actors)  # likewise: a bad value, or a cluster address with nothing there
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
