@@ -73,6 +73,7 @@ def serve(
         try:
             import uvicorn
 
+            from searchapp.server import serving
             from searchapp.server.app import create_app
         except ImportError as exc:
             raise SearchappError(
@@ -102,7 +103,7 @@ def serve(
                                      ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
             say(f"serving {shown} on http://{host}:{port} ({page}OpenAPI schema: /openapi.json)", err=True)
-            uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
+            uvicorn.Server(serving.config(application, log_level="warning")).run(sockets=[sock])
         finally:
             sock.close()
             ix.close()
