@@ -479,6 +479,7 @@ def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
     import json
     import re
 
+    from searchapp.display import escapes, layout
     from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS
 
     with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
@@ -486,7 +487,7 @@ def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
     (attribute,) = re.findall(r'<body data-settings="([^"]*)">', page)
     assert json.loads(html.unescape(attribute)) == {
         "modes": ["hybrid", "dense", "lexical"], "mode": "hybrid", "max_k": MAX_K, "max_query_chars": MAX_QUERY_CHARS,
-        "document_chars": DEFAULT_DOCUMENT_CHARS}
+        "document_chars": DEFAULT_DOCUMENT_CHARS, "escapes": escapes(), "layout": layout()}
     # The script mirrors none of them, asks no schema and has no word rules of its own.
     for mirrored in ('"hybrid"', '"lexical"', str(MAX_K), str(DEFAULT_DOCUMENT_CHARS), str(MAX_QUERY_CHARS),
                      "openapi", "STOP"):
