@@ -191,7 +191,7 @@ def _no_api_server(ray: Any, enabled: bool) -> Iterator[None]:
     if not enabled or original is None:
         yield
         return
-    node.start_api_server = lambda self, **_: None  # type: ignore[union-attr]
+    node.start_api_server = lambda *_, **__: None  # type: ignore[union-attr]
     try:
         yield
     finally:
