@@ -10,6 +10,7 @@ from urllib.parse import quote
 import httpx
 
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SearchappError
+from searchapp.ids import check_text_id
 from searchapp.query.options import SearchKwargs, nest
 from searchapp.types import Hit
 
@@ -64,7 +65,7 @@ class Client:
         for i, text in enumerate(texts):
             doc: dict[str, Any] = {"text": text}
             if ids is not None:
-                doc["id"] = ids[i]
+                doc["id"] = check_text_id(ids[i], f"text {i}")  # the server's rule, before anything is sent
             if metadatas is not None:
                 doc["metadata"] = dict(metadatas[i])
             if titles is not None:

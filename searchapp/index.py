@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +25,8 @@ from searchapp.encode.spec import EncoderSpec, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.filters import METADATA_KEY
+from searchapp.ids import check_text_id
+from searchapp.ingest.distributed import check_workers
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
@@ -314,6 +316,7 @@ class Index:
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
         detects changes and commits, under the writer lock (docs/distributed.md).
         """
+        options = check_workers(workers, actors, self._threads)  # before anything: a bad value is one line
         run = self._ingest(progress)
         if max_file_mb is not None:
             if not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool) or max_file_mb <= 0:
@@ -322,13 +325,12 @@ class Index:
         run.follow_links = follow_links
         run.force = force
         prepared = None
-        if workers != "local":
-            from searchapp.ingest.distributed import RayOptions, connect, run_on_ray
+        if options is not None:
+            from searchapp.ingest.distributed import connect, run_on_ray
 
             if not isinstance(self._encoder, LazyEncoder):
                 raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
                                   "Index(...) cannot go there: ingest with workers='local'")
-            options = RayOptions.parse(workers, actors, self._threads)
             connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
             c = self.config
             # Decided once, here: every actor of the run embeds in the same precision, with the backends this
@@ -342,10 +344,11 @@ class Index:
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
-        """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
+        """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``).
+        A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
         run = self._ingest()
         with self.writing():
-            return self._note_precision(run.run_records(records))
+            return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
     def _embedding_precision(self) -> str | None:
         """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
@@ -375,8 +378,9 @@ class Index:
 
         An id already held is replaced when its text changed; when only its metadata or title changed, they are
         updated without embedding again. ``ids`` default to :func:`text_id` of each text. Raises ``ConfigError``
-        on an empty text, an empty or repeated id, an id that looks like an absolute file path (the names of
-        ingested files), or metadata that is not a JSON object.
+        on an empty text, an empty or repeated id, an id that could pass for a file (an absolute path, a URL, a
+        home path) or hides characters (white space at its ends, controls, zero-width or bidi characters:
+        ``searchapp.ids``), or metadata that is not a JSON object.
         """
         for name, value in (("texts", texts), ("ids", ids), ("metadatas", metadatas), ("titles", titles)):
             if isinstance(value, str | bytes | Mapping):
@@ -553,11 +557,7 @@ def text_id(text: str) -> str:
 
 def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapping[str, Any]]) -> None:
     for i, (text, key, meta) in enumerate(zip(texts, keys, metas, strict=True)):
-        if not isinstance(key, str) or not key.strip():
-            raise ConfigError(f"text {i}: the id must be a non-empty string")
-        if _looks_like_a_file(key):
-            raise ConfigError(f"id {key!r} looks like an absolute file path, which names ingested files only: "
-                              "choose another id")
+        check_text_id(key, f"text {i}")
         if not isinstance(text, str) or not text.strip():
             raise ConfigError(f"text {key!r}: empty text")
         if not isinstance(meta, Mapping):
@@ -577,10 +577,3 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")
-
-
-def _looks_like_a_file(key: str) -> bool:
-    # Files are stored by absolute path and texts by id in one namespace; were an id allowed to be absolute, a
-    # text could take a removed file's place and hits would show the real path with forged text. Windows forms
-    # are refused on every OS so that an index means the same wherever it is opened.
-    return key.startswith(("/", "\\")) or PureWindowsPath(key).is_absolute() or os.path.isabs(key)

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
+from searchapp.display import printable
 from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
@@ -76,27 +77,6 @@ BatchSizeOpt = Annotated[int, typer.Option(min=1, help="Passages per forward pas
 MaxFileMbOpt = Annotated[float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")]
 FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")]
 ThreadsOpt = Annotated[int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")]
-
-
-# What a terminal obeys instead of showing: C0 controls (line breaks too: every message is one line), DEL, C1
-# controls (U+009B is a CSI of its own) and the bidi marks, embeddings, overrides and isolates that make text
-# read in another order than it is stored (a file "txt.exe" shown as "exe.txt").
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` safe to print for a human: every control or bidi character as a visible ``\\xNN`` / ``\\uNNNN``.
-
-    Passage text, file names and index paths come from files anyone may have written; printed raw, their
-    escape sequences would clear the screen, set the window title or write the clipboard (OSC 52), and OSC
-    sequences survive piping, which strips only colours.
-    """
-    return _UNSAFE.sub(_escaped, text)
 
 
 def say(text: str, err: bool = False) -> None:
@@ -160,6 +140,12 @@ def display_path(path: str) -> str:
         return os.path.relpath(path)
     except ValueError:
         return path
+
+
+def shown_key(path: str, source: str) -> str:
+    """A document as the tables show it: its source (``file`` or ``text``, so that a text cannot pass for a file)
+    and its key: a file's path relative to the working folder where it can be, a text's id as it is."""
+    return f"{source:<4}  {display_path(path) if source == 'file' else path}"
 
 
 def _fusion_option(name: str) -> str:

@@ -38,6 +38,7 @@ from searchapp.cli.common import (
     say,
     say_styled,
     search_options,
+    shown_key,
 )
 from searchapp.errors import SearchappError
 from searchapp.ingest.sections import shown_with_title
@@ -86,10 +87,12 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
+    from searchapp.ingest.distributed import check_workers
     from searchapp.ingest.pipeline import check_root
 
     with errors():
         check_root(path)  # before creating an index for nothing
+        check_workers(workers, actors)  # likewise: a bad value, or a cluster address with nothing there
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
                              threads, wait)
         with ix, embedding_progress() as progress:
@@ -254,7 +257,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         return
     for h in hits:
         more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
-        say(f"{h.rank:>3}  {h.score:.3f}  {display_path(h.path)}{more}")
+        say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{more}")
         if where := _where(h):
             say(f"     {where}")
         say_styled(_snippet_pieces(h), indent=5)
@@ -355,8 +358,7 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
-        shown = display_path(d.path) if d.source == "file" else d.path
-        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {d.source:<4}  {shown}")
+        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
 
 
 def export(

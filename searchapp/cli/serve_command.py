@@ -92,10 +92,13 @@ def open_index(index: str, read_only: bool, wait: float, lazy: bool) -> tuple[In
 
 
 def run_asgi(application: Any, sock: socket.socket) -> None:
-    """Serve ``application`` with uvicorn on the listening ``sock`` until interrupted."""
+    """Serve ``application`` with uvicorn on the listening ``sock`` until interrupted, with ``server/serving.py``'s
+    limits (a deadline on a request's headers, a connection cap, repeated log lines once per 10 s)."""
     import uvicorn
 
-    uvicorn.Server(uvicorn.Config(application, log_level="warning")).run(sockets=[sock])
+    from searchapp.server import serving
+
+    uvicorn.Server(serving.config(application, log_level="warning")).run(sockets=[sock])
 
 
 def serve(
@@ -122,7 +125,7 @@ def serve(
     """Serve the index over HTTP: a search page at /, and /search, /search/batch, /documents,
     /passages/{id}/context, /status, /v1/embeddings, /v1/models.
 
-    The OpenAPI schema is at /openapi.json and interactive docs at /docs.
+    The OpenAPI schema is at /openapi.json.
     """
     with errors():
         try:
@@ -147,7 +150,7 @@ def serve(
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
                                      ui=ui, access_log=access_log)
             page = f"search page: http://{host}:{port}/, " if ui else ""
-            say(f"serving {shown} on http://{host}:{port} ({page}API docs: /docs)", err=True)
+            say(f"serving {shown} on http://{host}:{port} ({page}OpenAPI schema: /openapi.json)", err=True)
             with beside(ix, roots, poll):
                 run_asgi(application, sock)
         finally:

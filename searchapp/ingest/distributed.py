@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +55,50 @@ class RayOptions:
 
     @classmethod
     def parse(cls, workers: str, actors: int = 1, threads: int | None = None) -> RayOptions:
-        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``)."""
-        kind, _, address = workers.partition(":")
-        if kind != "ray":
-            raise ConfigError(f"workers {workers!r}: use 'local', 'ray' or 'ray:ADDRESS'")
-        if actors < 1:
-            raise ConfigError(f"actors must be at least 1, got {actors}")
+        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``, ``ray:ray://HOST:PORT``);
+        ``ConfigError`` naming the forms otherwise. Pure: nothing is imported, started or reached."""
+        if not isinstance(workers, str):
+            raise ConfigError(f"workers must be a string ({WORKERS_FORMS}), got {type(workers).__name__}")
+        kind, colon, address = workers.partition(":")
+        if kind != "ray" or (colon and not address):
+            raise ConfigError(f"workers {workers!r}: use {WORKERS_FORMS}")
+        if address and address != "auto":
+            _host_port(address, workers)
+        if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
+            raise ConfigError(f"actors must be a whole number of at least 1, got {actors!r}")
         return cls(address or None, actors, 1.0, threads)
+
+
+WORKERS_FORMS = "'local', 'ray' or 'ray:ADDRESS' (ray:auto, ray:HOST:PORT, ray:ray://HOST:PORT)"
+# How long the cluster's address may take to answer a TCP connection before it is taken for nothing there.
+REACH_TIMEOUT = 5.0
+
+
+def _host_port(address: str, workers: str) -> tuple[str, int]:
+    """The host and port of a cluster address (``HOST:PORT``, ``[IPv6]:PORT``, ``ray://HOST:PORT``)."""
+    bare = address.removeprefix("ray://")
+    host, _, port = bare.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c in host for c in "/@ "):
+        raise ConfigError(f"workers {workers!r}: the address must be HOST:PORT (a port from 1 to 65535), or auto")
+    return host, int(port)
+
+
+def check_workers(workers: str, actors: int = 1, threads: int | None = None) -> RayOptions | None:
+    """``workers`` checked before anything is created or loaded: ``None`` for ``local``, else the Ray options,
+    with the cluster's address tried over TCP (``ConfigError`` in seconds when nothing answers there, instead of
+    Ray retrying for minutes)."""
+    if workers == "local":
+        return None
+    options = RayOptions.parse(workers, actors, threads)
+    if options.address is not None and options.address != "auto":
+        host, port = _host_port(options.address, workers)
+        try:
+            socket.create_connection((host, port), timeout=REACH_TIMEOUT).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ConfigError(f"cannot reach a Ray cluster at {options.address}: {reason}") from exc
+    return options
 
 
 def _prepare_batch(
@@ -117,12 +157,17 @@ def connect(options: RayOptions) -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if not ray.is_initialized():
         where = f" at {options.address}" if options.address else ""
+        # A cluster started here (no address, none in RAY_ADDRESS) is this machine's alone: its node is known by
+        # the loopback address (Ray would otherwise find it by routing a socket towards a public DNS server).
+        starts = not options.address and not os.environ.get("RAY_ADDRESS")
+        local = {"_node_ip_address": "127.0.0.1"} if starts else {}
         try:
-            ray.init(
-                address=options.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                # The workers import the driver's own searchapp, whatever is installed where they run.
-                runtime_env={"py_modules": [str(PACKAGE)]},
-            )
+            with _no_api_server(ray, enabled=starts):
+                ray.init(
+                    address=options.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                    # The workers import the driver's own searchapp, whatever is installed where they run.
+                    runtime_env={"py_modules": [str(PACKAGE)]}, **local,
+                )
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
             raise ConfigError(f"cannot start or reach a Ray cluster{where}: {exc}") from exc
     cpus = float(ray.cluster_resources().get("CPU", 0))
@@ -132,6 +177,25 @@ def connect(options: RayOptions) -> None:
             f"--actors {options.actors} needs {need:g} CPUs in the Ray cluster ({options.actor_cpus:g} per encoder "
             f"actor, {PREPARE_CPUS:g} for loading and splitting); it has {cpus:g}"
         )
+
+
+@contextmanager
+def _no_api_server(ray: Any, enabled: bool) -> Iterator[None]:
+    """While a local cluster starts: no API server process. Ray starts one even with ``include_dashboard=False``
+    (for its usage module alone), and that module asks the cloud metadata address (169.254.169.254) and the DNS
+    resolver which cloud it runs in, usage reports off or not; nothing of an ingest needs it (Ray Data talks to
+    the cluster's GCS). Ray has no setting for this, so its node's one method that starts it does nothing here;
+    a Ray without that method is left as it is (the Ray test watches every connect() and would tell)."""
+    node = getattr(getattr(getattr(ray, "_private", None), "node", None), "Node", None)
+    original = getattr(node, "start_api_server", None)
+    if not enabled or original is None:
+        yield
+        return
+    node.start_api_server = lambda *_, **__: None  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        node.start_api_server = original  # type: ignore[union-attr]
 
 
 def run_on_ray(

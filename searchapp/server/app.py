@@ -142,6 +142,10 @@ def create_app(
     app = FastAPI(
         title="searchapp", version=__version__,
         description="Hybrid (BM25 + BERT-layer embeddings) search over an index, and OpenAI-compatible embeddings.",
+        # No /docs or /redoc: FastAPI's pages load Swagger UI and ReDoc from a public CDN, unpinned, into this
+        # origin, where they could read and write the index with the page's rights. The schema stays, for any
+        # OpenAPI viewer to read.
+        docs_url=None, redoc_url=None,
     )
     created = int(time.time())
     model_id = index.config.model

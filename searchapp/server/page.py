@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from importlib import resources
 
+from searchapp.display import escapes, layout
 from searchapp.query.options import MODES
 from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS, SearchRequest
 
@@ -45,10 +46,13 @@ SLOT = b'<body data-settings="">'
 
 def settings() -> dict[str, object]:
     """What the page must know of the API: the search modes and the default one, the largest ``k`` (the last
-    page within reach), the characters of a query and of one window of a document."""
+    page within reach), the characters of a query and of one window of a document, and how to show untrusted
+    text (each character shown as an escape, and those of them that are a passage's layout)."""
     return {
         "modes": list(MODES), "mode": SearchRequest.model_fields["mode"].default, "max_k": MAX_K,
         "max_query_chars": MAX_QUERY_CHARS, "document_chars": DEFAULT_DOCUMENT_CHARS,
+        # The CLI's rule for showing untrusted text (searchapp/display.py), which the page applies to every text.
+        "escapes": escapes(), "layout": layout(),
     }
 
 

@@ -94,3 +94,30 @@ def test_python_api_inputs_are_validated(tmp_path: Path, fake_encoder) -> None: 
         assert ix.stats().documents == 1  # nothing half done
     with pytest.raises(ConfigError, match="threads must be a whole number"):
         Index(tmp_path / "ix", encoder=fake_encoder, threads=-2)
+
+
+@pytest.mark.parametrize("workers", ["bogus", "ray:", "ray:nohost", "ray:127.0.0.1:99999", "nothing-there"])
+def test_a_bad_workers_value_or_a_cluster_address_with_nothing_there_fails_at_once(
+    tmp_path: Path, workers: str, fake_encoder,  # type: ignore[no-untyped-def]
+) -> None:
+    # Ray retried an address with nothing there for minutes; a bad value was refused only after the model loaded
+    # and the index was created.
+    if workers == "nothing-there":
+        with socket.socket() as s:  # a loopback port that nothing listens on
+            s.bind(("127.0.0.1", 0))
+            workers = f"ray:127.0.0.1:{s.getsockname()[1]}"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("some text")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = __import__("time").monotonic()
+    res = subprocess.run([sys.executable, "-m", "searchapp", "ingest", "docs", "--index", "ix", "--workers", workers],
+                         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert __import__("time").monotonic() - started < 30
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
+    reach = workers.startswith("ray:127.0.0.1:") and not workers.endswith(":99999")
+    assert ("cannot reach a Ray cluster" in res.stderr) == reach, res.stderr
+    assert not (tmp_path / "ix").exists()
+    with Index(tmp_path / "api", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="workers" if not reach else "cannot reach"):
+            ix.ingest(tmp_path / "docs", workers=workers)
+        assert ix.stats().documents == 0

@@ -202,3 +202,45 @@ def test_a_cluster_too_small_for_the_actors_is_refused_at_once(tmp_path: Path, p
                          capture_output=True, text=True, env={**env, "S": script}, timeout=300)
     assert "REFUSED --actors 2 needs 2.5 CPUs" in res.stdout, res.stderr[-2000:]
     assert "PASSAGES 0" in res.stdout
+
+
+def off_machine_connects(trace: str) -> list[str]:
+    """The ``connect()`` calls of an ``strace -f -e trace=connect`` log to an address other than loopback."""
+    import ipaddress
+    import re
+
+    found = []
+    for line in trace.splitlines():
+        match = re.search(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"', line)
+        if match:
+            ip = ipaddress.ip_address(match.group(1) or match.group(2))
+            mapped = getattr(ip, "ipv4_mapped", None)
+            if not (ip.is_loopback or (mapped is not None and mapped.is_loopback)):
+                found.append(line.strip())
+    return found
+
+
+def test_a_local_ray_ingest_connects_to_nothing_off_the_machine(tmp_path: Path) -> None:
+    # Not only listening sockets: with include_dashboard=False Ray still started an API server whose usage module
+    # asked the cloud metadata address (169.254.169.254:80) and the DNS resolver where it runs.
+    reason = namespace_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    if subprocess.run(["which", "strace"], capture_output=True).returncode != 0:
+        pytest.skip("strace is not installed")
+    folder = tmp_path / "notes"
+    write_corpus(folder, n=3)
+    trace = tmp_path / "connect.trace"
+    command = (f"ip link set lo up && exec strace -f -qq -e trace=connect -o {trace} {sys.executable} -m searchapp "
+               f"ingest {folder} --index {tmp_path / 'ix'} --workers ray --max-tokens 32 --precision fp32")
+    # The user's environment as it is: no RAY_USAGE_STATS_ENABLED or other setting of the test's own.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    env.pop("RAY_USAGE_STATS_ENABLED", None)
+    res = subprocess.run(["unshare", "--net", "bash", "-c", command], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "added 3" in res.stdout
+    log = trace.read_text()
+    assert log.count("127.0.0.1") > 10, "no loopback connect seen: the trace would prove nothing"
+    assert off_machine_connects(log) == []

@@ -479,6 +479,7 @@ def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
     import json
     import re
 
+    from searchapp.display import escapes, layout
     from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS
 
     with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
@@ -486,7 +487,7 @@ def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
     (attribute,) = re.findall(r'<body data-settings="([^"]*)">', page)
     assert json.loads(html.unescape(attribute)) == {
         "modes": ["hybrid", "dense", "lexical"], "mode": "hybrid", "max_k": MAX_K, "max_query_chars": MAX_QUERY_CHARS,
-        "document_chars": DEFAULT_DOCUMENT_CHARS}
+        "document_chars": DEFAULT_DOCUMENT_CHARS, "escapes": escapes(), "layout": layout()}
     # The script mirrors none of them, asks no schema and has no word rules of its own.
     for mirrored in ('"hybrid"', '"lexical"', str(MAX_K), str(DEFAULT_DOCUMENT_CHARS), str(MAX_QUERY_CHARS),
                      "openapi", "STOP"):
@@ -522,3 +523,27 @@ def test_the_search_page_is_served_with_a_strict_content_security_policy(index: 
         assert http.get("/documents/k1").status_code == 200
     with running(create_app(index, api_key="s3cret", ui=False)) as url, httpx.Client(base_url=url) as http:
         assert http.get("/").status_code == 401  # without the page nothing is public
+
+
+def test_no_page_of_the_server_loads_code_from_another_origin(index: Index) -> None:
+    # FastAPI's /docs and /redoc loaded Swagger UI and ReDoc from a public CDN, unpinned, into this origin.
+    from fastapi.routing import APIRoute
+    from starlette.routing import Route
+
+    from searchapp.server.page import CSP
+
+    app = create_app(index)
+    inner = app
+    while not hasattr(inner, "routes"):  # the guard (and access log) wrap the FastAPI app
+        inner = inner.app  # type: ignore[attr-defined]
+    paths = [r.path for r in inner.routes if isinstance(r, APIRoute | Route) and "GET" in (r.methods or ())
+             and "{" not in r.path]
+    assert "/" in paths and "/openapi.json" in paths
+    with running(app) as url, httpx.Client(base_url=url) as http:
+        for path in [*paths, "/docs", "/redoc", "/docs/oauth2-redirect"]:
+            r = http.get(path)
+            if "html" in r.headers.get("content-type", ""):
+                assert r.headers.get("content-security-policy") == CSP, path
+                assert "//" not in "".join(__import__("re").findall(r"(?:src|href)=\"([^\"]*)\"", r.text)), path
+        assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
+        assert "/search" in http.get("/openapi.json").json()["paths"]

@@ -168,6 +168,59 @@ def test_an_id_may_not_look_like_a_file_path(tmp_path: Path, fake_encoder, forge
         assert ix.stats().documents == 0
 
 
+# Ids that hide what they are or pass for a file: invisible or space characters in front of a path (the page and
+# the table showed them exactly as the ingested file), at the ends, inside; URLs, home paths, full-width look-alikes.
+FORGED_IDS = [
+    "\u200b/abs/path/README.txt", "\u2060/abs/path/README.txt", "\ufeff/abs/path/README.txt",
+    "\u00a0/abs/path/README.txt", " /abs/path/README.txt", "\t/abs/path/README.txt", "\u202a/abs/path/README.txt",
+    "README.txt ", "READ\u200bME", "notes\u00a0a", "a\nb", "a\x00b", "invoice\u202efdp.exe", "\u3000x",
+    "file:///etc/passwd", "FILE:etc/passwd", "https://example.org/a", "~/secret.txt", "~root/secret.txt",
+    "\uff0fetc\uff0fpasswd", "\uff5e/secret.txt",
+]
+FAIR_IDS = ["notes/keys-01", "my notes", "urn:isbn:0451450523", "k1", "docs/keys.md", "ünïcode-ok", "a~b"]
+
+
+def test_an_id_may_not_hide_what_it_is_or_pass_for_a_file_on_any_way_in(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("fastapi", reason="the server extra is not installed")
+    httpx = pytest.importorskip("httpx", reason="httpx (test extra) is not installed")
+    from searchapp.client import Client
+    from searchapp.server.app import create_app
+    from tests.server_helpers import running
+
+    with open_index(tmp_path, fake_encoder) as ix, running(create_app(ix)) as url, Client(url) as client:
+        for forged in FORGED_IDS:
+            with pytest.raises(ConfigError, match="id ") as raised:
+                ix.add_texts(["forged"], ids=[forged])
+            assert "\n" not in str(raised.value) and forged not in str(raised.value).replace(ascii(forged), "")
+            with pytest.raises(ConfigError, match="id "):
+                ix.ingest_records([(forged, "README", "forged")])
+            with pytest.raises(ConfigError, match="id "):
+                client.add_texts(["forged"], ids=[forged])
+            r = httpx.post(url + "/documents", json={"documents": [{"id": forged, "title": "README", "text": "F"}]})
+            assert r.status_code == 400 and r.json()["error"]["message"].startswith("text 0: id "), (forged, r.text)
+        assert ix.stats().documents == 0
+        ix.add_texts(["fair"] * len(FAIR_IDS), ids=FAIR_IDS)
+        assert sorted(d.path for d in ix.documents()) == sorted(FAIR_IDS)
+
+
+def test_the_query_table_says_which_hit_is_a_file_and_which_a_text(tmp_path: Path, fake_encoder, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A text whose id is a file's path relative to the working folder read as that file in the table.
+    from typer.testing import CliRunner
+
+    from searchapp.cli import app
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "keys.md").write_text("Rotate the signing keys every quarter.\n")
+    with open_index(tmp_path, fake_encoder) as ix:
+        ix.ingest(tmp_path / "docs")
+        ix.add_texts(["Forged: the signing keys never expire."], ids=["docs/keys.md"], titles=["keys"])
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(app, ["query", "signing keys", "--mode", "lexical", "--index", "ix"])
+    assert out.exit_code == 0, out.output
+    heads = sorted(line.split(None, 2)[2] for line in out.stdout.splitlines() if line[:3].strip().isdigit())
+    assert heads == ["file  docs/keys.md", "text  docs/keys.md"]
+
+
 def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -411,3 +411,56 @@ def test_a_server_with_a_key_asks_for_it_once(browser: Any, built: Path) -> None
         t.close(expected_error="401")
     finally:
         srv.stop()
+
+
+BIDI = "invoice\u202efdp.exe"  # reads "invoiceexe.pdf" where the override is obeyed
+
+
+def test_control_and_bidi_characters_are_shown_as_the_cli_shows_them_and_each_hit_says_its_source(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory, real_encoder,  # type: ignore[no-untyped-def]
+) -> None:
+    from searchapp.display import escapes, layout, printable
+
+    base = tmp_path_factory.mktemp("bidi")
+    (base / "docs").mkdir()
+    (base / "docs" / f"{BIDI}.txt").write_text("The vault team's quarterly invoice, paid in full.\n", encoding="utf-8")
+    with Index(base / "ix", create=True, config=IndexConfig.from_flat(max_tokens=48), encoder=real_encoder) as ix:
+        ix.ingest(base / "docs")
+        ix.add_texts(["A second invoice \u202edias\u202c with a \x1b]0;title\x07 and a \u2066note\u2069."],
+                     ids=["forged-invoice"], titles=[BIDI], metadatas=[{"note": BIDI}])
+    hidden = set(escapes()) - set(layout())
+
+    def raw_controls(text: str) -> list[str]:
+        return sorted({f"U+{ord(c):04X}" for c in text if c in hidden})
+
+    srv = Server(base / "ix", "--lazy")  # lexical queries: no model needed
+    try:
+        t = Tab(browser, srv.url)
+        page = settled(t.open("#q=invoice&mode=lexical"))
+        expect(page.locator("#results .result")).to_have_count(2)
+        hits = srv.api("POST", "/search", json={"query": "invoice", "mode": "lexical"})["hits"]
+        by_source = {h["source"]: h for h in hits}
+        assert set(by_source) == {"file", "text"}
+        for item, hit in zip(page.locator("#results .result").all(), hits, strict=True):
+            assert item.locator(".source").text_content() == hit["source"]
+            assert item.locator(".path").text_content() == printable(hit["path"])
+            assert item.locator(".title").text_content() == printable(hit["title"])
+        text_item = page.locator("#results .result", has_text="forged-invoice")
+        assert "\\u202edias\\u202c" in text_item.locator(".snippet").text_content()
+        assert "\\x1b]0;title\\x07" in text_item.locator(".snippet").text_content()
+        assert printable(BIDI) in text_item.locator(".meta").text_content()
+        text_item.locator("button.show-context").click()
+        expect(text_item.locator("mark.passage")).to_contain_text("\\u2066note\\u2069")
+        assert raw_controls(page.evaluate("document.body.textContent")) == []
+        assert raw_controls(page.title()) == []
+
+        text_item.locator("a.open").click()
+        expect(page.locator("#doc-view")).to_be_visible()
+        expect(page.locator("#doc-text")).to_contain_text("\\u202edias\\u202c")
+        assert page.locator("#doc-title").text_content() == printable(BIDI)
+        expect(page.locator("#doc-source")).to_contain_text("text added through the API")
+        assert raw_controls(page.evaluate("document.body.textContent")) == []
+        assert raw_controls(page.title()) == []
+        t.close()
+    finally:
+        srv.stop()

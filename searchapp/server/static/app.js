@@ -2,7 +2,8 @@
 // Content-Security-Policy allows only its own files).
 //
 // Everything that comes from the index (passage text, paths, titles, metadata) is untrusted: it reaches the page
-// through textContent and createElement only, never as HTML.
+// through textContent and createElement only, never as HTML, and every text shown goes through `shown`, the CLI's
+// rule for control and bidi characters (the server's table: searchapp/display.py).
 "use strict";
 
 (() => {
@@ -18,13 +19,34 @@
   const KEY_STORE = "searchapp.apiKey";
 
   const $ = (id) => document.getElementById(id);
+  const ESCAPES = new Map(Object.entries(SETTINGS.escapes));
+  const LAYOUT = new Set(SETTINGS.layout);
 
-  /** An element with a class and text; text is set as text, never parsed. */
+  /** `text` as the page shows it: each character of the server's table (controls, bidi marks, overrides and
+   * isolates) as its visible escape, as the CLI prints it, so that "invoice\u202efdp.exe" cannot read as
+   * "invoiceexe.pdf"; in a passage's text (`block`) white space stays its layout. */
+  function shown(text, block = false) {
+    let out = "";
+    for (const ch of String(text)) out += ESCAPES.has(ch) && !(block && LAYOUT.has(ch)) ? ESCAPES.get(ch) : ch;
+    return out;
+  }
+
+  /** Set a node's text (one line: `shown`); text is set as text, never parsed. */
+  function setText(node, text) {
+    node.textContent = shown(text);
+  }
+
+  /** An element with a class and text (shown as `setText` shows it). */
   function el(tag, cls, text) {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) setText(e, text);
     return e;
+  }
+
+  /** A stretch of a passage's or document's text, as text (`shown` as a block). */
+  function textNode(text) {
+    return document.createTextNode(shown(text, true));
   }
 
   // ---- the API ---------------------------------------------------------------------------------------------
@@ -99,11 +121,13 @@
       const start = Math.max(s, pos);
       const end = Math.min(e, to);
       if (end <= start) continue;
-      if (start > pos) frag.append(text.slice(pos, start));
-      frag.append(el("mark", "term", text.slice(start, end)));
+      if (start > pos) frag.append(textNode(text.slice(pos, start)));
+      const term = el("mark", "term");
+      term.append(textNode(text.slice(start, end)));
+      frag.append(term);
       pos = end;
     }
-    if (pos < to) frag.append(text.slice(pos, to));
+    if (pos < to) frag.append(textNode(text.slice(pos, to)));
     return frag;
   }
 
@@ -226,7 +250,7 @@
   function say(parts, cls) {
     const m = $("message");
     m.className = cls || "";
-    m.replaceChildren(...parts);
+    m.replaceChildren(...parts.map((p) => (typeof p === "string" ? shown(p) : p)));
   }
 
   function quoted(text) {
@@ -268,7 +292,11 @@
     title.href = docHash(state, hit);
     const score = el("span", "score", fmt(hit.score));
     score.title = `score ${fmt(hit.score)} · cosine ${fmt(hit.dense_score)} · BM25 ${fmt(hit.lexical_score)}`;
-    head.append(el("span", "rank", String(rank)), title, score);
+    // Which the hit is, a file or a text added through the API: a text's id may look like a file's path.
+    const kind = hit.source === "text" ? "text" : "file";
+    const source = el("span", "source " + kind, kind);
+    source.title = kind === "text" ? "a text added through the API, by its id" : "an ingested file, by its path";
+    head.append(el("span", "rank", String(rank)), title, source, score);
     const snip = el("p", "snippet");
     snip.append(snippet(hit));
     const context = el("div", "context");
@@ -355,7 +383,7 @@
 
   async function runSearch(state) {
     fillForm(state);
-    document.title = state.q ? state.q + " – searchapp" : "searchapp";
+    document.title = state.q ? shown(state.q) + " – searchapp" : "searchapp";
     lastSearch = "#" + searchParams(state).toString();
     const results = $("results");
     if (!state.q) {
@@ -422,7 +450,8 @@
     const back = "#" + searchParams({ ...state, page: state.page }).toString();
     $("back").href = state.q ? back : "#";
     $("doc-title").textContent = "Loading…";
-    $("doc-path").textContent = state.doc;
+    setText($("doc-path"), state.doc);
+    $("doc-source").textContent = "";
     $("doc-meta").replaceChildren();
     $("doc-note").textContent = "";
     $("doc-text").replaceChildren();
@@ -437,12 +466,14 @@
     } catch (e) {
       if (e instanceof AuthNeeded) return askKey("The key was refused: enter it again.");
       $("doc-title").textContent = "Could not open the document";
-      $("doc-note").textContent = e.message;
+      setText($("doc-note"), e.message);
       return;
     }
-    document.title = (d.title || basename(d.path)) + " – searchapp";
-    $("doc-title").textContent = d.title || basename(d.path);
-    $("doc-path").textContent = d.path;
+    document.title = shown(d.title || basename(d.path)) + " – searchapp";
+    setText($("doc-title"), d.title || basename(d.path));
+    setText($("doc-path"), d.path);
+    $("doc-source").textContent = d.source === "text" ? "A text added through the API (this is its id, not a file)"
+      : "An ingested file";
     $("doc-meta").replaceWith(Object.assign(metaList(d.metadata), { id: "doc-meta" }));
     let note = "Rebuilt from the indexed passages (the full text is not stored): the whitespace between " +
       "passages is shown as line breaks.";
@@ -515,7 +546,7 @@
   function showInfo(status) {
     const parts = [`${status.documents} documents`, `${status.passages} passages`, status.model];
     if (status.read_only) parts.push("read-only");
-    $("index-info").textContent = parts.filter(Boolean).join(" · ");
+    setText($("index-info"), parts.filter(Boolean).join(" · "));
   }
 
   async function connect() {
@@ -593,7 +624,7 @@
       radio.value = mode;
       radio.checked = mode === SETTINGS.mode;
       const label = el("label");
-      label.append(radio, " " + mode);
+      label.append(radio, " " + shown(mode));
       box.append(label);
     }
   }
