@@ -28,11 +28,11 @@ from searchapp.filters import METADATA_KEY
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import SearchKwargs
+from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, SearchKwargs, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
-from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
+from searchapp.types import MAX_WHOLE, DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -123,20 +123,17 @@ class Index:
         read_only: bool = False,
         lock_wait: float = 0.0,
     ) -> None:
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        if threads is not None:
+            whole("threads", threads, ge=1, le=MAX_THREADS)
+        whole("batch_size", batch_size, ge=1)
         self.location = os.fspath(path)
         # The folder of a folder index (None for one in a database).
         self.path: Path | None = None if is_postgres(self.location) else Path(self.location)
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
-        if isinstance(lock_wait, bool) or not isinstance(lock_wait, int | float) or not 0 <= lock_wait < 10**7:
-            raise ConfigError(f"lock_wait must be a number of seconds >= 0, got {lock_wait!r}")
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
-        self.lock_wait = float(lock_wait)
+        self.lock_wait = seconds("lock_wait", lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
         self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
         self._query_lock = threading.Lock()
@@ -313,8 +310,9 @@ class Index:
         """
         run = self._ingest(progress)
         if max_file_mb is not None:
-            if not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool) or max_file_mb <= 0:
-                raise ConfigError(f"max_file_mb must be a positive number of MB, got {max_file_mb!r}")
+            if (not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool)
+                    or not 0 < max_file_mb <= MAX_FILE_MB):
+                raise ConfigError(f"max_file_mb must be a number of MB in (0, {MAX_FILE_MB}], got {max_file_mb!r}")
             run.max_bytes = int(max_file_mb * 2**20)
         run.follow_links = follow_links
         run.force = force
@@ -479,9 +477,10 @@ class Index:
         Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
         a ``max_chars`` below 1.
         """
-        if start < 0 or (max_chars is not None and max_chars < 1):
-            raise ConfigError(f"start must be >= 0 and max_chars >= 1, got {start} and {max_chars}")
-        wanted = start + max_chars if max_chars is not None else 2**62
+        whole("start", start)
+        if max_chars is not None:
+            whole("max_chars", max_chars, ge=1)
+        wanted = min(start + max_chars, MAX_WHOLE) if max_chars is not None else MAX_WHOLE
         found = self.stores.document_passages(path, start, wanted)
         if found is None:
             raise DocumentNotFoundError(f"no document with path or id {path!r}")
@@ -496,13 +495,13 @@ class Index:
         """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
         :meth:`document`). Raises ``DocumentNotFoundError`` for an unknown passage id, ``ConfigError`` for a
         negative ``chars``."""
-        if chars < 0:
-            raise ConfigError(f"chars must be >= 0, got {chars}")
+        whole("passage_id", passage_id, ge=1)
+        whole("chars", chars)
         with self.stores.reader(dense=False) as reader:
             passage = reader.hydrate([passage_id]).get(passage_id)
         if passage is None:
             raise DocumentNotFoundError(f"no passage with id {passage_id}")
-        lo, hi = max(0, passage.start - chars), passage.end + chars
+        lo, hi = max(0, passage.start - chars), min(passage.end + chars, MAX_WHOLE)
         found = self.stores.document_passages(passage.path, lo, hi)
         if found is None:  # removed since the passage was read
             raise DocumentNotFoundError(f"no passage with id {passage_id}")

@@ -26,7 +26,8 @@ from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
 from searchapp.query.fusion import Fusion, setting_help
-from searchapp.query.options import OPTIONS, Option
+from searchapp.query.options import MAX_WAIT_S, OPTIONS, Option
+from searchapp.types import MAX_WHOLE
 
 DEFAULT_INDEX = ".searchapp"
 
@@ -39,7 +40,7 @@ IndexOpt = Annotated[
 ]
 WaitOpt = Annotated[
     float,
-    typer.Option("--wait", min=0, metavar="SECONDS",
+    typer.Option("--wait", min=0, max=MAX_WAIT_S, metavar="SECONDS",
                  help="Wait up to this long for another process writing to the index, instead of failing at once."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
@@ -66,9 +67,11 @@ PrecisionOpt = Annotated[
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[
-    int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
+    int | None, typer.Option(max=MAX_WHOLE, help="Passage budget in word pieces, special tokens included (new index).")
 ]
-OverlapOpt = Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")]
+OverlapOpt = Annotated[
+    int | None, typer.Option(max=MAX_WHOLE, help="Word pieces repeated between passages (new index).")
+]
 
 
 # What a terminal obeys instead of showing: C0 controls (line breaks too: every message is one line), DEL, C1
@@ -159,6 +162,11 @@ def _fusion_option(name: str) -> str:
     return "--fusion" if name == "method" else "--" + name.replace("_", "-")
 
 
+def _upper(le: float | None, kind: Any) -> float | None:
+    # A whole number is bounded whether or not its setting says so (types.MAX_WHOLE).
+    return MAX_WHOLE if le is None and kind is int else le
+
+
 def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command one option per fusion setting (``--fusion``, ``--norm``, ``--alpha``, ...; ``only`` those
     named); the command receives them as ``fusion: dict[str, Any]`` (``None`` where not given)."""
@@ -173,7 +181,8 @@ def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..
                 f"fusion_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=None,
                 annotation=Annotated[
                     hints[f.name] | None,
-                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's)."),
+                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's).",
+                                 min=f.metadata["ge"], max=_upper(f.metadata["le"], hints[f.name])),
                 ],
             )
             for f in chosen
@@ -206,7 +215,7 @@ def search_options(
         flags = ["--" + opt.name.replace("_", "-"), *([short[opt.name]] if opt.name in short else [])]
         return inspect.Parameter(
             opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=opt.default,
-            annotation=Annotated[opt.kind, typer.Option(*flags, help=opt.text(opt.help), min=opt.ge, max=opt.le)],
+            annotation=Annotated[opt.kind, typer.Option(*flags, help=opt.text(opt.help), min=opt.ge, max=opt.upper())],
         )
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -36,7 +36,8 @@ from searchapp.cli.common import (
 from searchapp.errors import SearchappError
 from searchapp.ingest.sections import shown_with_title
 from searchapp.keyvalue import parse_choices
-from searchapp.types import Explanation, Hit, Snippet
+from searchapp.query.options import MAX_FILE_MB, MAX_THREADS
+from searchapp.types import MAX_WHOLE, Explanation, Hit, Snippet
 
 
 def register(app: typer.Typer) -> None:
@@ -60,9 +61,9 @@ def ingest(
     max_tokens: MaxTokensOpt = None,
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Passages per forward pass.")] = 32,
+    batch_size: Annotated[int, typer.Option(min=1, max=MAX_WHOLE, help="Passages per forward pass.")] = 32,
     max_file_mb: Annotated[
-        float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")
+        float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Skip files larger than this, before reading them (MB).")
     ] = 100.0,
     follow_links: Annotated[
         bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")
@@ -71,9 +72,9 @@ def ingest(
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
-    actors: Annotated[int, typer.Option(min=1, help="Encoder actors, with --workers ray.")] = 1,
+    actors: Annotated[int, typer.Option(min=1, max=MAX_THREADS, help="Encoder actors, with --workers ray.")] = 1,
     threads: Annotated[
-        int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
+        int | None, typer.Option(min=1, max=MAX_THREADS, help="CPU threads for the model (default: all cores).")
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")

@@ -11,6 +11,7 @@ import typer
 
 from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, errors, say
 from searchapp.errors import SearchappError
+from searchapp.query.options import MAX_FILE_MB
 
 
 def register(app: typer.Typer) -> None:
@@ -53,7 +54,9 @@ def serve(
         typer.Option(envvar="SEARCHAPP_API_KEY", help="Require 'Authorization: Bearer KEY' on every request."),
     ] = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
-    max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
+    max_body_mb: Annotated[
+        float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Largest request body accepted, in MiB.")
+    ] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
     wait: WaitOpt = 0.0,
     lazy: Annotated[

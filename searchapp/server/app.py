@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -52,6 +52,7 @@ from searchapp.server.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from searchapp.types import MAX_WHOLE
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a hit's snippet finds them."
@@ -163,7 +164,7 @@ def create_app(
              tags=["documents"])
     def get_document(
         doc_id: str,
-        start: int = Query(default=0, ge=0, description="First character of the window."),
+        start: int = Query(default=0, ge=0, le=MAX_WHOLE, description="First character of the window."),
         max_chars: int = Query(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS),
         q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
     ) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def create_app(
     @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse,
              response_model_exclude_unset=True, tags=["documents"])
     def get_context(
-        passage_id: int,
+        passage_id: int = Path(ge=1, le=MAX_WHOLE, description="A hit's passage_id."),
         chars: int = Query(default=DEFAULT_CONTEXT_CHARS, ge=0, le=MAX_CONTEXT_CHARS,
                            description="Characters of the document's text on each side of the passage."),
         q: str | None = Query(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY),
