@@ -53,6 +53,7 @@ from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
+from searchapp.store.locate import display, hide_password
 from searchapp.store.lock import locked_message, retry
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
@@ -93,7 +94,9 @@ def parse_location(location: str) -> tuple[URL, str]:
     try:
         url = make_url(location)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises a plain ArgumentError on any malformed URL
-        raise ConfigError(f"{location!r} is not a database URL: {exc}") from exc
+        raise ConfigError(
+            f"{display(location)!r} is not a database URL: {hide_password(str(exc), location)}"
+        ) from None
     query = dict(url.query)
     schema = str(query.pop("schema", DEFAULT_SCHEMA))
     if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_"):
@@ -119,9 +122,9 @@ def pool_size_of(location: str) -> int:
 def display_location(location: str) -> str:
     """The location with any password hidden, for messages and ``status``."""
     try:
-        return make_url(location).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - shown as given when it does not parse
-        return location
+        return display(make_url(location).render_as_string(hide_password=True))
+    except Exception:  # noqa: BLE001 - masked as written when it does not parse
+        return display(location)
 
 
 def _vector_text(vec: np.ndarray) -> str:
@@ -149,6 +152,7 @@ class PostgresStores(Records, Stores):
         create: bool = False,
     ) -> None:
         self.location = display_location(location)
+        self._given = location  # to mask its password in the server's messages (_reason)
         self.url, self.schema = parse_location(location)
         self.policy = policy
         self.read_only = read_only
@@ -179,6 +183,11 @@ class PostgresStores(Records, Stores):
             self.close()
             raise
 
+    def _reason(self, exc: DBAPIError) -> str:
+        """The first line of the server's or the driver's message, the URL's password masked (a host name
+        or a user read from a malformed URL may carry part of it)."""
+        return hide_password(_reason(exc), self._given)
+
     # -- opening ---------------------------------------------------------------------------------------------
 
     def _open(self, create: bool) -> None:
@@ -189,7 +198,7 @@ class PostgresStores(Records, Stores):
                 ).scalar_one()
                 has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
         except OperationalError as exc:
-            raise ConfigError(f"{self.location}: cannot connect: {_reason(exc)}") from exc
+            raise ConfigError(f"{self.location}: cannot connect: {self._reason(exc)}") from exc
         if not has_rows:
             if not create:
                 raise IndexNotFoundError(
@@ -199,7 +208,7 @@ class PostgresStores(Records, Stores):
         try:
             migrations.upgrade(self.write_engine, version_schema=self.schema)
         except DBAPIError as exc:
-            raise SchemaError(f"{self.location}: cannot open the index schema: {_reason(exc)}") from exc
+            raise SchemaError(f"{self.location}: cannot open the index schema: {self._reason(exc)}") from exc
         with self.write_engine.begin() as conn:
             self.has_bm25 = self._ensure_bm25(conn)
 
@@ -212,7 +221,7 @@ class PostgresStores(Records, Stores):
                 conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
             except DBAPIError as exc:
                 raise ConfigError(
-                    f"{self.location}: the pgvector extension is needed (CREATE EXTENSION vector): {_reason(exc)}"
+                    f"{self.location}: the pgvector extension is needed (CREATE EXTENSION vector): {self._reason(exc)}"
                 ) from exc
             conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
             self._made_schema = present is None
@@ -262,7 +271,7 @@ class PostgresStores(Records, Stores):
             with self.write_engine.begin() as conn:
                 yield conn
         except OperationalError as exc:
-            raise StorageError(f"{self.location}: cannot write the index: {_reason(exc)}") from exc
+            raise StorageError(f"{self.location}: cannot write the index: {self._reason(exc)}") from exc
 
     # -- writing -------------------------------------------------------------------------------------------
 
