@@ -8,6 +8,8 @@ the search options likewise from their declaration (``query/options.py``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import inspect
 import json
@@ -133,6 +135,68 @@ def errors() -> Iterator[None]:
     except SearchappError as exc:
         say(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+class Stdout:
+    """``sys.stdout`` as the commands write to it (:func:`run`): every write goes to the real one, and a failed
+    write or flush is remembered, so that the edge tells a failing output (a full disk, a closed pipe, no stdout
+    at all: ``>&-``) from any other error. Without a real stdout, a write fails as on a closed descriptor."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        return int(self._call("write", text))
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def isatty(self) -> bool:
+        return self.stream is not None and bool(self.stream.isatty())
+
+    def _call(self, name: str, *args: Any) -> Any:
+        try:
+            if self.stream is None:
+                raise OSError(errno.EBADF, "stdout is closed")
+            return getattr(self.stream, name)(*args)
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        if self.stream is None:
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
+def run(app: Callable[[], Any]) -> None:
+    """Run the command line ``app`` with output failures as one line: results that cannot be written (stdout
+    full, closed, or a broken pipe) end the command with exit status 1, the same for every command, and with
+    ``error: cannot write the output: <why>`` on stderr, except for a reader that left (``| head``), which
+    chose to stop reading (docs/cli.md). Never returns."""
+    out = Stdout(sys.stdout)
+    sys.stdout = out  # type: ignore[assignment]
+    code: Any = 0
+    try:
+        try:
+            app()
+        except SystemExit as exc:
+            code = exc.code
+        out.flush()
+    except OSError:
+        if out.failure is None:
+            raise
+        if out.failure.errno != errno.EPIPE:
+            say(f"error: cannot write the output: {out.failure.strerror or out.failure}", err=True)
+        if out.stream is not None:
+            # The interpreter flushes stdout again at exit: pointed at /dev/null, that flush cannot fail anew.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.stream.fileno())
+            out.stream = None
+        code = 1
+    sys.stdout = out.stream or sys.__stdout__  # type: ignore[assignment]
+    raise SystemExit(code)
 
 
 def emit_json(obj: Any) -> None:

@@ -344,11 +344,6 @@ def export(
     from searchapp.index import Index
 
     with errors(), Index(index) as ix:
-        try:
-            for row in ix.export(vectors=vectors):
-                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # `searchapp export | head`: the reader left; not an error. Stdout is pointed at /dev/null so the
-            # interpreter's own flush at exit does not fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # A reader that left (`| head`), a full disk or no stdout: common.run's one rule, as for every command.
+        for row in ix.export(vectors=vectors):
+            sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")

@@ -103,7 +103,21 @@ def parse_location(location: str) -> tuple[URL, str]:
         raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63), not starting "
                           "with pg_")
     query.pop("pool_size", None)  # read by the store itself (pool_size_of)
+    unknown = sorted(set(query) - _connection_parameters(set(query)))
+    if unknown:
+        raise ConfigError(f"unknown URL parameter {', '.join(map(repr, unknown))}: use schema, pool_size or a "
+                          "libpq connection parameter (sslmode, connect_timeout, application_name, ...)")
     return url.set(drivername="postgresql+psycopg", query=query), schema
+
+
+def _connection_parameters(given: set[str]) -> set[str]:
+    """The names libpq takes as connection parameters (``given`` when psycopg is missing: the store then says
+    what to install). ``options`` is the store's own (the search path)."""
+    try:
+        from psycopg import pq
+    except ImportError:
+        return given
+    return {o.keyword.decode() for o in pq.Conninfo.get_defaults()} - {"options"}
 
 
 def pool_size_of(location: str) -> int:
@@ -197,7 +211,7 @@ class PostgresStores(Records, Stores):
                     text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
                 has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
-        except OperationalError as exc:
+        except DBAPIError as exc:  # not only OperationalError: a parameter the server refuses is another kind
             raise ConfigError(f"{self.location}: cannot connect: {self._reason(exc)}") from exc
         if not has_rows:
             if not create:
