@@ -402,26 +402,34 @@ class Index:
         return len(doc_ids)
 
     def remove_under(self, targets: Sequence[str]) -> int:
+        """Remove what ``targets`` name (see :meth:`remove_targets`); returns how many documents were removed."""
+        return len(self.remove_targets(targets))
+
+    def remove_targets(self, targets: Sequence[str]) -> list[str]:
         """Remove what ``targets`` name: a text id or a file's path exactly, and every file indexed under a folder,
         whether or not the folder still exists (a moved or deleted root, or one ingested through a link: both
-        its given and its real path are tried). Returns how many documents were removed."""
+        its given and its real path are tried). A link to a file names the document indexed under the link's own
+        path, never its target's. Returns the paths (or ids) removed, sorted."""
         if isinstance(targets, str) or not all(isinstance(t, str) and t for t in targets):
             raise ConfigError("targets must be a list of paths or ids (non-empty strings)")
         with self.writing():
             stored = self.stores.documents()
-            doomed: set[int] = set()
+            doomed: dict[str, int] = {}
             for target in targets:
                 if target in stored:
-                    doomed.add(stored[target].id)
-                folders = {os.path.abspath(target), os.path.realpath(target)}
+                    doomed[target] = stored[target].id
+                given = os.path.abspath(target)
+                # The path itself, its folders' links resolved but not its own: a link is not its target.
+                own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
+                folders = {given, os.path.realpath(target)}
                 for key, doc in stored.items():
-                    if doc.source == "file" and any(key == f or key.startswith(f.rstrip(os.sep) + os.sep)
-                                                    for f in folders):
-                        doomed.add(doc.id)
+                    if doc.source == "file" and (key in own or any(key.startswith(f.rstrip(os.sep) + os.sep)
+                                                                   for f in folders)):
+                        doomed[key] = doc.id
             if doomed:
-                self.stores.write(remove=sorted(doomed), add=[])
+                self.stores.write(remove=sorted(doomed.values()), add=[])
                 self.stores.flush()
-        return len(doomed)
+        return sorted(doomed)
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""

@@ -309,11 +309,13 @@ def remove(
     from searchapp.index import Index
 
     with errors(), Index(index, lock_wait=wait) as ix:
-        removed = ix.remove_under(targets)
+        removed = ix.remove_targets(targets)
     if as_json:
-        emit_json({"removed": removed})
-    else:
-        say(f"removed {removed}")
+        emit_json({"removed": len(removed), "documents": removed})
+        return
+    for key in removed:
+        say(f"removed {display_path(key) if os.path.isabs(key) else key}")
+    say(f"removed {len(removed)}")
 
 
 def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
