@@ -32,7 +32,16 @@ from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, SearchKwargs, seco
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
-from searchapp.types import MAX_WHOLE, DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
+from searchapp.types import (
+    MAX_WHOLE,
+    NUL,
+    DocumentText,
+    EncoderLike,
+    ExportedDocument,
+    ExportedPassage,
+    Hit,
+    PassageContext,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -384,6 +393,7 @@ class Index:
         if not len(keys) == len(metas) == len(names) == len(texts):
             raise ConfigError("texts, ids, metadatas and titles must have the same length")
         _check_texts(texts, keys, metas)
+        _refuse_nul(texts, keys, names, metas)
         return self.ingest_records(zip(keys, names, texts, metas, strict=True))
 
     def remove(self, ids: Iterable[str], source: str | None = None) -> int:
@@ -418,6 +428,8 @@ class Index:
             for target in targets:
                 if target in stored:
                     doomed[target] = stored[target].id
+                if NUL in target:  # names no document (types.NUL), and no path the OS takes
+                    continue
                 given = os.path.abspath(target)
                 # The path itself, its folders' links resolved but not its own: a link is not its target.
                 own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
@@ -581,6 +593,22 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")
+
+
+def _refuse_nul(texts: Sequence[str], keys: Sequence[str], titles: Sequence[Any],
+                metas: Sequence[Mapping[str, Any]]) -> None:
+    """Every text checked before any is stored: a NUL character (which PostgreSQL cannot store, and SQLite
+    would) in an id, a title, a text or a metadata string refuses the whole batch, naming the first such item
+    by its position, on every backend alike (docs/reliability.md)."""
+    for i, (text, key, title, meta) in enumerate(zip(texts, keys, titles, metas, strict=True)):
+        if not isinstance(title, str):
+            raise ConfigError(f"text {i} (id {key!r}): the title must be a string")
+        strings = [v for value in meta.values() for v in (value if isinstance(value, list) else [value])
+                   if isinstance(v, str)]
+        for field, values in (("id", [key]), ("title", [title]), ("text", [text]), ("metadata", strings)):
+            if any(NUL in v for v in values):
+                raise ConfigError(f"text {i} (id {key!r}): its {field} holds a NUL character (\\x00), which no "
+                                  "backend stores: nothing of this batch was added")
 
 
 def _looks_like_a_file(key: str) -> bool:
