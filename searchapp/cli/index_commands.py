@@ -330,12 +330,13 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
     if as_json:
         emit_json({"documents": [d.to_dict() for d in docs]})
         return
+    say(f"{'passages':>8}  {'size':>10}  {'modified':>16}  {'indexed':>16}  {'source':<6}  path")
     for d in docs:
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
         shown = display_path(d.path) if d.source == "file" else d.path
-        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {d.source:<4}  {shown}")
+        say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {d.source:<6}  {shown}")
 
 
 def export(

@@ -1,5 +1,5 @@
 """``remove LINK`` removes the document indexed under the link's own path, never its target's, and says what it
-removed (issue: hardening, round 3)."""
+removed; the `documents` table has a header row (issue: hardening, round 3)."""
 
 from __future__ import annotations
 
@@ -32,3 +32,12 @@ def test_removing_a_file_link_keeps_its_target(tmp_path: Path, fake_encoder) -> 
     assert json.loads(res.stdout) == {"removed": 1, "documents": [str((docs / "sub" / "b.txt").resolve())]}
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
         assert [Path(d.path).name for d in ix.documents()] == ["a.txt"]
+
+
+def test_the_documents_table_has_a_header_row(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        ix.add_texts(["rotate the signing keys"], ids=["note"])
+    lines = CliRunner().invoke(app, ["documents", "--index", "ix"]).stdout.splitlines()
+    assert lines[0].split() == ["passages", "size", "modified", "indexed", "source", "path"]
+    assert lines[1].split()[0] == "1" and lines[1].split()[-2:] == ["text", "note"]
+    assert lines[0].index("source") == lines[1].index("text")  # the columns line up
