@@ -75,6 +75,10 @@ HNSW_INDEX = "passages_hnsw"
 _STALE_KEY = "bm25_deleted_passages"
 _GENERATION_KEY = "bm25_generation"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# PostgreSQL's own schemas besides pg_*: an index there would put its tables among the catalog's views.
+_SYSTEM_SCHEMAS = ("information_schema",)
+# The relations an index's schema holds (tables.py, and Alembic's revision): any other is another application's.
+_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "alembic_version"})
 _NO_BM25_INDEX = (
     "lexical and hybrid ranking on PostgreSQL need the index's BM25 index (passages_bm25), which is missing: open "
     "the index once for writing (any ingest) to build it; dense queries work without it"
@@ -99,9 +103,11 @@ def parse_location(location: str) -> tuple[URL, str]:
         ) from None
     query = dict(url.query)
     schema = str(query.pop("schema", DEFAULT_SCHEMA))
-    if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_"):
+    if not schema or re.search(r"[?&]schema=(?:&|#|$)", location):  # SQLAlchemy drops an empty value
+        raise ConfigError(f"schema is empty: give ?schema=NAME, or leave it out for the default {DEFAULT_SCHEMA!r}")
+    if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_") or schema in _SYSTEM_SCHEMAS:
         raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63), not starting "
-                          "with pg_")
+                          f"with pg_ and not {', '.join(_SYSTEM_SCHEMAS)}: PostgreSQL's own")
     query.pop("pool_size", None)  # read by the store itself (pool_size_of)
     unknown = sorted(set(query) - _connection_parameters(set(query)))
     if unknown:
@@ -211,8 +217,18 @@ class PostgresStores(Records, Stores):
                     text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
                 has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
+                others = sorted(set(conn.execute(text(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = :s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"), {"s": self.schema}
+                ).scalars()) - _OWN_RELATIONS)
         except DBAPIError as exc:  # not only OperationalError: a parameter the server refuses is another kind
             raise ConfigError(f"{self.location}: cannot connect: {self._reason(exc)}") from exc
+        if others:
+            # Another application's schema (public with its tables, say): creating or upgrading an index there
+            # would mix the two, and its own alembic_version would read as "made by a newer searchapp".
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise ConfigError(f"{self.location}: schema {self.schema!r} holds tables that are not this index's "
+                              f"({shown}): give the index a schema of its own (?schema=NAME)")
         if not has_rows:
             if not create:
                 raise IndexNotFoundError(
