@@ -126,8 +126,8 @@ PROGRESS_EVERY_S = 5.0
 @contextmanager
 def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
     """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
-    total is known), else a plain line ``embedded N/M passages`` every :data:`PROGRESS_EVERY_S` seconds and at
-    the end."""
+    total is known), else a plain line ``embedded N/M passages``: ``embedded 0/M`` as soon as the total is known
+    (the files split), then every :data:`PROGRESS_EVERY_S` seconds and at the end."""
     import click
 
     state: dict[str, Any] = {"last": time.monotonic()}
@@ -142,7 +142,8 @@ def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
             bar.update(done - bar.pos)
             return
         now = time.monotonic()
-        if done and (now - state["last"] >= PROGRESS_EVERY_S or done == total):
+        # The total first (embedded 0/N, as soon as the files are split), then a line every PROGRESS_EVERY_S.
+        if (done == 0 and total) or (done and (now - state["last"] >= PROGRESS_EVERY_S or done == total)):
             state["last"] = now
             say(f"embedded {done}/{total} passages" if total is not None else f"embedded {done} passages", err=True)
 

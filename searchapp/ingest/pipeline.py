@@ -377,7 +377,14 @@ class Ingest:
         texts = [t for p, sec in todo
                  for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
         if texts:
-            vectors = self.encoder.encode(texts)
+            # Encoded FLUSH_PASSAGES at a time, with progress after each: one large file (a 50 MB text is some
+            # 126,000 passages, one document and so one commit) otherwise reported nothing until it was done.
+            parts = []
+            for at in range(0, len(texts), FLUSH_PASSAGES):
+                parts.append(self.encoder.encode(texts[at : at + FLUSH_PASSAGES]))
+                if self.progress and at + FLUSH_PASSAGES < len(texts):
+                    self.progress(self.summary.passages_embedded + at + FLUSH_PASSAGES, self.total)
+            vectors = np.concatenate(parts)
             row = 0
             for p, _ in todo:
                 p.vectors = vectors[row : row + len(p.spans)]
