@@ -342,12 +342,14 @@ class Index:
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
+        run.before_first_vectors = self._record_precision
         with self.writing():
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared))
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``)."""
         run = self._ingest()
+        run.before_first_vectors = self._record_precision
         with self.writing():
             return self._note_precision(run.run_records(records))
 
@@ -355,17 +357,22 @@ class Index:
         """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
         return self._encoder_spec().embeds_in if isinstance(self._encoder, LazyEncoder) else precision_of(self._encoder)
 
-    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
-        """Record the precision of the vectors this run stored (called under the write lock), and have the spec
-        prepare what later processes embed with (the model's query graph, exported while its weights are loaded
-        anyway, so later queries start without torch)."""
-        used = self._embedding_precision() if summary.passages_embedded else None
+    def _record_precision(self) -> None:
+        """Record the precision this process embeds in among the stored vectors' (under the write lock, just
+        before the first write of a run that stores vectors: a run that fails after it, on a full disk say,
+        leaves none of its vectors unrecorded)."""
+        used = self._embedding_precision()
         if used is not None:
             held = set(self._vectors_precision())
             if used not in held:
                 self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
-            if isinstance(self._encoder, LazyEncoder):
-                self._encoder_spec().prepare()
+
+    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
+        """After a run that embedded passages, have the spec prepare what later processes embed with (the
+        model's query graph, exported while its weights are loaded anyway, so later queries start without
+        torch)."""
+        if summary.passages_embedded and isinstance(self._encoder, LazyEncoder):
+            self._encoder_spec().prepare()
         return summary
 
     def add_texts(

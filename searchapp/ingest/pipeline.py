@@ -196,6 +196,9 @@ class Ingest:
         self.force = False
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
+        # Called once, just before the first write that stores embedded passages (the index records what the
+        # vectors are embedded in there): a run that fails later, a full disk say, leaves no vector unrecorded.
+        self.before_first_vectors: Callable[[], None] | None = None
 
     def run(
         self,
@@ -394,6 +397,9 @@ class Ingest:
             for p, sec in zip(self.pending, sections, strict=True)
         ]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
+        if self.before_first_vectors is not None and items:
+            self.before_first_vectors()
+            self.before_first_vectors = None
         self.stores.write(remove=replaced, add=items)
         self.summary.updated += len(replaced)
         self.summary.added += len(self.pending) - len(replaced)
