@@ -139,3 +139,11 @@ def test_cli_integers_out_of_range_are_usage_errors_naming_the_bound(tmp_path: P
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output and "Invalid value" in res.output
     assert "than or equal to" in res.output  # the bound named
+
+
+@pytest.mark.parametrize("settings", [{"nprobe": BIG}, {"nprobe": -1}, {"ivf_threshold": BIG}, {"ivf_threshold": 0}])
+def test_vector_index_settings_are_bounded(tmp_path: Path, fake_encoder, settings: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    # FAISS takes nprobe as a C int: 2**63 was an OverflowError at the first IVF search.
+    with pytest.raises(ConfigError, match="must be a whole number in"):
+        Index(tmp_path / "new", create=True, config=IndexConfig.from_flat(**settings), encoder=fake_encoder)
+    assert not (tmp_path / "new").exists()
