@@ -53,8 +53,8 @@ from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
-from searchapp.store.locate import display, hide_password
 from searchapp.store.lock import locked_message, retry
+from searchapp.store.masking import hide_password
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
 from searchapp.store.vector_policy import VectorPolicy
@@ -99,7 +99,7 @@ def parse_location(location: str) -> tuple[URL, str]:
         url = make_url(location)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises a plain ArgumentError on any malformed URL
         raise ConfigError(
-            f"{display(location)!r} is not a database URL: {hide_password(str(exc), location)}"
+            f"{_masked(location)!r} is not a database URL: {hide_password(str(exc), location)}"
         ) from None
     query = dict(url.query)
     schema = str(query.pop("schema", DEFAULT_SCHEMA))
@@ -142,9 +142,13 @@ def pool_size_of(location: str) -> int:
 def display_location(location: str) -> str:
     """The location with any password hidden, for messages and ``status``."""
     try:
-        return display(make_url(location).render_as_string(hide_password=True))
+        return _masked(make_url(location).render_as_string(hide_password=True))
     except Exception:  # noqa: BLE001 - masked as written when it does not parse
-        return display(location)
+        return _masked(location)
+
+
+def _masked(location: str) -> str:
+    return hide_password(location, location)
 
 
 def _vector_text(vec: np.ndarray) -> str:
