@@ -7,7 +7,8 @@ Indexes are the cached ones `searchapp eval` builds (fp32 forward pass unless --
 collection's lexical, dense and default-hybrid nDCG@10, and the default's paired per-query margin over the
 better single retriever with a 95% bootstrap interval. Part 2: for each collection, the adaptive rule's
 (alpha_question, alpha_statement, lexical_spread) chosen on the *other* collections by the largest worst
-margin, and how that choice does on the held-out one. `searchapp tune A B ... --cross-validate` runs the same
+margin (each margin counted by its one-sided 95% lower bound, as `searchapp tune` chooses), and how that choice
+does on the held-out one; and the choice on all of them. `searchapp tune A B ... --cross-validate` runs the same
 protocol over its full grid (convex, RRF and adaptive).
 """
 
@@ -24,11 +25,11 @@ from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig
 from searchapp.evaluate.stats import paired_bootstrap
-from searchapp.evaluate.tune import cross_validate
+from searchapp.evaluate.tune import choose_on, cross_validate
 from searchapp.evaluation import prepare
 from searchapp.query.fusion import Fusion
 
-QUESTION = (0.7, 0.8, 0.85, 0.9, 0.95)
+QUESTION = (0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
 STATEMENT = (0.4, 0.5, 0.6)
 SPREAD = (0.0, 0.5, 1.0, 1.5, 2.0)
 
@@ -60,7 +61,10 @@ def main() -> None:
     loco = {f.held_out: {"chosen": {k: v for k, v in asdict(f.chosen).items()
                                     if k in ("alpha_question", "alpha_statement", "lexical_spread")},
                          "value": f.value, "margin": f.margin[0], "ci95": list(f.margin[1:])} for f in folds}
-    out = {"default": {k: v for k, v in asdict(default).items()}, "per_collection": table, "loco": loco}
+    rule = ("alpha_question", "alpha_statement", "lexical_spread")
+    on_all = {k: v for k, v in asdict(choose_on(parts, settings)).items() if k in rule}
+    out = {"default": {k: v for k, v in asdict(default).items()}, "per_collection": table, "loco": loco,
+           "chosen_on_all": on_all}
     if args.json:
         print_json(out)
         return
@@ -73,6 +77,8 @@ def main() -> None:
         ["held out", "chosen on the others (q, s, spread)", "hybrid", "margin (95% CI)"],
         [[name, "{alpha_question}, {alpha_statement}, {lexical_spread}".format(**r["chosen"]), f"{r['value']:.3f}",
           interval(r)] for name, r in loco.items()]))
+    print()
+    print("chosen on all (q, s, spread): {alpha_question}, {alpha_statement}, {lexical_spread}".format(**on_all))
 
 
 def interval(r: dict[str, Any]) -> str:

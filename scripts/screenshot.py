@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/screenshot.py [--query "how are passages split?"] [--out docs/search-page.png]
 
-Builds an index of data/sample in a temporary folder (with the bundled model), serves it read-only on a free
+Builds an index of a copy of data/sample in a temporary folder (with the bundled model; the page then shows
+that folder's paths, not those of the machine it ran on), serves it read-only on a free
 loopback port, and drives the system's Chromium through Playwright (test extra; `apt-get install chromium`,
 never `playwright install`): a query, the first result's context opened, a screenshot.
 """
@@ -46,7 +47,10 @@ def main() -> None:
     cli = [sys.executable, "-m", "searchapp"]
     with tempfile.TemporaryDirectory() as tmp:
         index = Path(tmp) / "ix"
-        subprocess.run([*cli, "ingest", str(ROOT / "data" / "sample"), "--index", str(index)], check=True, env=env,
+        # The page shows each file's stored (absolute) path: a copy of the sample in the temporary folder,
+        # ingested by a relative path from there, so that no path of the machine that took it is in the picture.
+        shutil.copytree(ROOT / "data" / "sample", Path(tmp) / "sample")
+        subprocess.run([*cli, "ingest", "sample", "--index", str(index)], check=True, env=env, cwd=tmp,
                        stdout=subprocess.DEVNULL)
         port = free_port()
         server = subprocess.Popen([*cli, "serve", "--index", str(index), "--port", str(port), "--read-only"], env=env)

@@ -30,11 +30,20 @@ from searchapp.ingest.distributed import check_workers
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import SearchKwargs
+from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, SearchKwargs, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild
-from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
+from searchapp.types import (
+    MAX_WHOLE,
+    NUL,
+    DocumentText,
+    EncoderLike,
+    ExportedDocument,
+    ExportedPassage,
+    Hit,
+    PassageContext,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -125,20 +134,17 @@ class Index:
         read_only: bool = False,
         lock_wait: float = 0.0,
     ) -> None:
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        if threads is not None:
+            whole("threads", threads, ge=1, le=MAX_THREADS)
+        whole("batch_size", batch_size, ge=1)
         self.location = os.fspath(path)
         # The folder of a folder index (None for one in a database).
         self.path: Path | None = None if is_postgres(self.location) else Path(self.location)
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
-        if isinstance(lock_wait, bool) or not isinstance(lock_wait, int | float) or not 0 <= lock_wait < 10**7:
-            raise ConfigError(f"lock_wait must be a number of seconds >= 0, got {lock_wait!r}")
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
-        self.lock_wait = float(lock_wait)
+        self.lock_wait = seconds("lock_wait", lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
         self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
         self._query_lock = threading.Lock()
@@ -319,8 +325,9 @@ class Index:
         options = check_workers(workers, actors, self._threads)  # before anything: a bad value is one line
         run = self._ingest(progress)
         if max_file_mb is not None:
-            if not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool) or max_file_mb <= 0:
-                raise ConfigError(f"max_file_mb must be a positive number of MB, got {max_file_mb!r}")
+            if (not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool)
+                    or not 0 < max_file_mb <= MAX_FILE_MB):
+                raise ConfigError(f"max_file_mb must be a number of MB in (0, {MAX_FILE_MB}], got {max_file_mb!r}")
             run.max_bytes = int(max_file_mb * 2**20)
         run.follow_links = follow_links
         run.force = force
@@ -340,6 +347,7 @@ class Index:
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
+        run.before_first_vectors = self._record_precision
         with self.writing():
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
 
@@ -347,6 +355,7 @@ class Index:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``).
         A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
         run = self._ingest()
+        run.before_first_vectors = self._record_precision
         with self.writing():
             return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
@@ -354,17 +363,22 @@ class Index:
         """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
         return self._encoder_spec().embeds_in if isinstance(self._encoder, LazyEncoder) else precision_of(self._encoder)
 
-    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
-        """Record the precision of the vectors this run stored (called under the write lock), and have the spec
-        prepare what later processes embed with (the model's query graph, exported while its weights are loaded
-        anyway, so later queries start without torch)."""
-        used = self._embedding_precision() if summary.passages_embedded else None
+    def _record_precision(self) -> None:
+        """Record the precision this process embeds in among the stored vectors' (under the write lock, just
+        before the first write of a run that stores vectors: a run that fails after it, on a full disk say,
+        leaves none of its vectors unrecorded)."""
+        used = self._embedding_precision()
         if used is not None:
             held = set(self._vectors_precision())
             if used not in held:
                 self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
-            if isinstance(self._encoder, LazyEncoder):
-                self._encoder_spec().prepare()
+
+    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
+        """After a run that embedded passages, have the spec prepare what later processes embed with (the
+        model's query graph, exported while its weights are loaded anyway, so later queries start without
+        torch)."""
+        if summary.passages_embedded and isinstance(self._encoder, LazyEncoder):
+            self._encoder_spec().prepare()
         return summary
 
     def add_texts(
@@ -393,6 +407,7 @@ class Index:
         if not len(keys) == len(metas) == len(names) == len(texts):
             raise ConfigError("texts, ids, metadatas and titles must have the same length")
         _check_texts(texts, keys, metas)
+        _refuse_nul(texts, keys, names, metas)
         return self.ingest_records(zip(keys, names, texts, metas, strict=True))
 
     def remove(self, ids: Iterable[str], source: str | None = None) -> int:
@@ -411,26 +426,36 @@ class Index:
         return len(doc_ids)
 
     def remove_under(self, targets: Sequence[str]) -> int:
+        """Remove what ``targets`` name (see :meth:`remove_targets`); returns how many documents were removed."""
+        return len(self.remove_targets(targets))
+
+    def remove_targets(self, targets: Sequence[str]) -> list[str]:
         """Remove what ``targets`` name: a text id or a file's path exactly, and every file indexed under a folder,
         whether or not the folder still exists (a moved or deleted root, or one ingested through a link: both
-        its given and its real path are tried). Returns how many documents were removed."""
+        its given and its real path are tried). A link to a file names the document indexed under the link's own
+        path, never its target's. Returns the paths (or ids) removed, sorted."""
         if isinstance(targets, str) or not all(isinstance(t, str) and t for t in targets):
             raise ConfigError("targets must be a list of paths or ids (non-empty strings)")
         with self.writing():
             stored = self.stores.documents()
-            doomed: set[int] = set()
+            doomed: dict[str, int] = {}
             for target in targets:
                 if target in stored:
-                    doomed.add(stored[target].id)
-                folders = {os.path.abspath(target), os.path.realpath(target)}
+                    doomed[target] = stored[target].id
+                if NUL in target:  # names no document (types.NUL), and no path the OS takes
+                    continue
+                given = os.path.abspath(target)
+                # The path itself, its folders' links resolved but not its own: a link is not its target.
+                own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
+                folders = {given, os.path.realpath(target)}
                 for key, doc in stored.items():
-                    if doc.source == "file" and any(key == f or key.startswith(f.rstrip(os.sep) + os.sep)
-                                                    for f in folders):
-                        doomed.add(doc.id)
+                    if doc.source == "file" and (key in own or any(key.startswith(f.rstrip(os.sep) + os.sep)
+                                                                   for f in folders)):
+                        doomed[key] = doc.id
             if doomed:
-                self.stores.write(remove=sorted(doomed), add=[])
+                self.stores.write(remove=sorted(doomed.values()), add=[])
                 self.stores.flush()
-        return len(doomed)
+        return sorted(doomed)
 
     def set_fusion(self, fusion: Fusion) -> None:
         """Make ``fusion`` this index's hybrid default (e.g. after ``searchapp tune``)."""
@@ -486,9 +511,10 @@ class Index:
         Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
         a ``max_chars`` below 1.
         """
-        if start < 0 or (max_chars is not None and max_chars < 1):
-            raise ConfigError(f"start must be >= 0 and max_chars >= 1, got {start} and {max_chars}")
-        wanted = start + max_chars if max_chars is not None else 2**62
+        whole("start", start)
+        if max_chars is not None:
+            whole("max_chars", max_chars, ge=1)
+        wanted = min(start + max_chars, MAX_WHOLE) if max_chars is not None else MAX_WHOLE
         found = self.stores.document_passages(path, start, wanted)
         if found is None:
             raise DocumentNotFoundError(f"no document with path or id {path!r}")
@@ -503,13 +529,13 @@ class Index:
         """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
         :meth:`document`). Raises ``DocumentNotFoundError`` for an unknown passage id, ``ConfigError`` for a
         negative ``chars``."""
-        if chars < 0:
-            raise ConfigError(f"chars must be >= 0, got {chars}")
+        whole("passage_id", passage_id, ge=1)
+        whole("chars", chars)
         with self.stores.reader(dense=False) as reader:
             passage = reader.hydrate([passage_id]).get(passage_id)
         if passage is None:
             raise DocumentNotFoundError(f"no passage with id {passage_id}")
-        lo, hi = max(0, passage.start - chars), passage.end + chars
+        lo, hi = max(0, passage.start - chars), min(passage.end + chars, MAX_WHOLE)
         found = self.stores.document_passages(passage.path, lo, hi)
         if found is None:  # removed since the passage was read
             raise DocumentNotFoundError(f"no passage with id {passage_id}")
@@ -577,3 +603,20 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")
+
+
+def _refuse_nul(texts: Sequence[str], keys: Sequence[str], titles: Sequence[Any],
+                metas: Sequence[Mapping[str, Any]]) -> None:
+    """Every text checked before any is stored: a NUL character (which PostgreSQL cannot store, and SQLite
+    would) in an id, a title, a text or a metadata string refuses the whole batch, naming the first such item
+    by its position, on every backend alike (docs/reliability.md)."""
+    for i, (text, key, title, meta) in enumerate(zip(texts, keys, titles, metas, strict=True)):
+        if not isinstance(title, str):
+            raise ConfigError(f"text {i} (id {key!r}): the title must be a string")
+        strings = [v for value in meta.values() for v in (value if isinstance(value, list) else [value])
+                   if isinstance(v, str)]
+        for field, values in (("id", [key]), ("title", [title]), ("text", [text]), ("metadata", strings)):
+            if any(NUL in v for v in values):
+                raise ConfigError(f"text {i} (id {key!r}): its {field} holds a NUL character (\\x00), which no "
+                                  "backend stores: nothing of this batch was added")
+

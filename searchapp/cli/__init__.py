@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from searchapp.cli import eval_commands, index_commands, mcp_command, serve_command, watch_command
+from searchapp.cli.common import run
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -39,5 +40,5 @@ for _module in (index_commands, eval_commands, serve_command, watch_command, mcp
     _module.register(app)
 
 
-def main() -> None:  # pragma: no cover - entry point for `python -m searchapp`
-    app()
+def main() -> None:  # pragma: no cover - the `searchapp` command and `python -m searchapp`
+    run(app)

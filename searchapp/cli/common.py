@@ -8,6 +8,8 @@ the search options likewise from their declaration (``query/options.py``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import inspect
 import json
@@ -27,7 +29,8 @@ from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
 from searchapp.query.fusion import Fusion, setting_help
-from searchapp.query.options import OPTIONS, Option
+from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, MAX_WAIT_S, OPTIONS, Option
+from searchapp.types import MAX_WHOLE
 
 DEFAULT_INDEX = ".searchapp"
 
@@ -40,7 +43,7 @@ IndexOpt = Annotated[
 ]
 WaitOpt = Annotated[
     float,
-    typer.Option("--wait", min=0, metavar="SECONDS",
+    typer.Option("--wait", min=0, max=MAX_WAIT_S, metavar="SECONDS",
                  help="Wait up to this long for another process writing to the index, instead of failing at once."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
@@ -67,16 +70,22 @@ PrecisionOpt = Annotated[
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[
-    int | None, typer.Option(help="Passage budget in word pieces, special tokens included (new index).")
+    int | None, typer.Option(max=MAX_WHOLE, help="Passage budget in word pieces, special tokens included (new index).")
 ]
-OverlapOpt = Annotated[int | None, typer.Option(help="Word pieces repeated between passages (new index).")]
+OverlapOpt = Annotated[
+    int | None, typer.Option(max=MAX_WHOLE, help="Word pieces repeated between passages (new index).")
+]
 # What an ingest (or a watch) reads, and how.
 IncludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")]
 ExcludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")]
-BatchSizeOpt = Annotated[int, typer.Option(min=1, help="Passages per forward pass.")]
-MaxFileMbOpt = Annotated[float, typer.Option(min=0.001, help="Skip files larger than this, before reading them (MB).")]
+BatchSizeOpt = Annotated[int, typer.Option(min=1, max=MAX_WHOLE, help="Passages per forward pass.")]
+MaxFileMbOpt = Annotated[
+    float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Skip files larger than this, before reading them (MB).")
+]
 FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")]
-ThreadsOpt = Annotated[int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")]
+ThreadsOpt = Annotated[
+    int | None, typer.Option(min=1, max=MAX_THREADS, help="CPU threads for the model (default: all cores).")
+]
 
 
 def say(text: str, err: bool = False) -> None:
@@ -119,6 +128,68 @@ def errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
+class Stdout:
+    """``sys.stdout`` as the commands write to it (:func:`run`): every write goes to the real one, and a failed
+    write or flush is remembered, so that the edge tells a failing output (a full disk, a closed pipe, no stdout
+    at all: ``>&-``) from any other error. Without a real stdout, a write fails as on a closed descriptor."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        return int(self._call("write", text))
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def isatty(self) -> bool:
+        return self.stream is not None and bool(self.stream.isatty())
+
+    def _call(self, name: str, *args: Any) -> Any:
+        try:
+            if self.stream is None:
+                raise OSError(errno.EBADF, "stdout is closed")
+            return getattr(self.stream, name)(*args)
+        except OSError as exc:
+            self.failure = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        if self.stream is None:
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
+def run(app: Callable[[], Any]) -> None:
+    """Run the command line ``app`` with output failures as one line: results that cannot be written (stdout
+    full, closed, or a broken pipe) end the command with exit status 1, the same for every command, and with
+    ``error: cannot write the output: <why>`` on stderr, except for a reader that left (``| head``), which
+    chose to stop reading (docs/cli.md). Never returns."""
+    out = Stdout(sys.stdout)
+    sys.stdout = out  # type: ignore[assignment]
+    code: Any = 0
+    try:
+        try:
+            app()
+        except SystemExit as exc:
+            code = exc.code
+        out.flush()
+    except OSError:
+        if out.failure is None:
+            raise
+        if out.failure.errno != errno.EPIPE:
+            say(f"error: cannot write the output: {out.failure.strerror or out.failure}", err=True)
+        if out.stream is not None:
+            # The interpreter flushes stdout again at exit: pointed at /dev/null, that flush cannot fail anew.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.stream.fileno())
+            out.stream = None
+        code = 1
+    sys.stdout = out.stream or sys.__stdout__  # type: ignore[assignment]
+    raise SystemExit(code)
+
+
 def emit_json(obj: Any) -> None:
     """``obj`` as indented JSON on stdout."""
     typer.echo(json.dumps(obj, ensure_ascii=False, indent=2))
@@ -152,6 +223,11 @@ def _fusion_option(name: str) -> str:
     return "--fusion" if name == "method" else "--" + name.replace("_", "-")
 
 
+def _upper(le: float | None, kind: Any) -> float | None:
+    # A whole number is bounded whether or not its setting says so (types.MAX_WHOLE).
+    return MAX_WHOLE if le is None and kind is int else le
+
+
 def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command one option per fusion setting (``--fusion``, ``--norm``, ``--alpha``, ...; ``only`` those
     named); the command receives them as ``fusion: dict[str, Any]`` (``None`` where not given)."""
@@ -166,7 +242,8 @@ def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..
                 f"fusion_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=None,
                 annotation=Annotated[
                     hints[f.name] | None,
-                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's)."),
+                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's).",
+                                 min=f.metadata["ge"], max=_upper(f.metadata["le"], hints[f.name])),
                 ],
             )
             for f in chosen
@@ -199,7 +276,7 @@ def search_options(
         flags = ["--" + opt.name.replace("_", "-"), *([short[opt.name]] if opt.name in short else [])]
         return inspect.Parameter(
             opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=opt.default,
-            annotation=Annotated[opt.kind, typer.Option(*flags, help=opt.text(opt.help), min=opt.ge, max=opt.le)],
+            annotation=Annotated[opt.kind, typer.Option(*flags, help=opt.text(opt.help), min=opt.ge, max=opt.upper())],
         )
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -27,6 +27,7 @@ from searchapp.errors import SearchappError
 from searchapp.evaluate.known_items import MISS_DEPTH
 from searchapp.evaluate.metrics import METRICS
 from searchapp.query.options import MODES
+from searchapp.types import MAX_WHOLE
 
 if TYPE_CHECKING:
     from searchapp.config import IndexConfig
@@ -199,7 +200,9 @@ def tune(
     cross_validate: Annotated[bool, typer.Option(
         "--cross-validate", help="Choose without each held-out part and score it there: leave one collection out "
         "(several DATASETs) or --folds folds of one collection's queries.")] = False,
-    folds: Annotated[int, typer.Option(min=2, help="Query folds for --cross-validate on one collection.")] = 5,
+    folds: Annotated[
+        int, typer.Option(min=2, max=MAX_WHOLE, help="Query folds for --cross-validate on one collection.")
+    ] = 5,
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,

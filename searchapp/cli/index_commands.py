@@ -43,6 +43,7 @@ from searchapp.cli.common import (
 from searchapp.errors import SearchappError
 from searchapp.ingest.sections import shown_with_title
 from searchapp.keyvalue import parse_choices
+from searchapp.query.options import MAX_THREADS
 from searchapp.types import Explanation, Hit, Snippet
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def ingest(
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
-    actors: Annotated[int, typer.Option(min=1, help="Encoder actors, with --workers ray.")] = 1,
+    actors: Annotated[int, typer.Option(min=1, max=MAX_THREADS, help="Encoder actors, with --workers ray.")] = 1,
     threads: ThreadsOpt = None,
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
@@ -152,8 +153,8 @@ PROGRESS_EVERY_S = 5.0
 @contextmanager
 def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
     """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
-    total is known), else a plain line ``embedded N/M passages`` every :data:`PROGRESS_EVERY_S` seconds and at
-    the end."""
+    total is known), else a plain line ``embedded N/M passages``: ``embedded 0/M`` as soon as the total is known
+    (the files split), then every :data:`PROGRESS_EVERY_S` seconds and at the end."""
     import click
 
     state: dict[str, Any] = {"last": time.monotonic()}
@@ -168,7 +169,8 @@ def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
             bar.update(done - bar.pos)
             return
         now = time.monotonic()
-        if done and (now - state["last"] >= PROGRESS_EVERY_S or done == total):
+        # The total first (embedded 0/N, as soon as the files are split), then a line every PROGRESS_EVERY_S.
+        if (done == 0 and total) or (done and (now - state["last"] >= PROGRESS_EVERY_S or done == total)):
             state["last"] = now
             say(f"embedded {done}/{total} passages" if total is not None else f"embedded {done} passages", err=True)
 
@@ -335,11 +337,13 @@ def remove(
     from searchapp.index import Index
 
     with errors(), Index(index, lock_wait=wait) as ix:
-        removed = ix.remove_under(targets)
+        removed = ix.remove_targets(targets)
     if as_json:
-        emit_json({"removed": removed})
-    else:
-        say(f"removed {removed}")
+        emit_json({"removed": len(removed), "documents": removed})
+        return
+    for key in removed:
+        say(f"removed {display_path(key) if os.path.isabs(key) else key}")
+    say(f"removed {len(removed)}")
 
 
 def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
@@ -354,11 +358,12 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
     if as_json:
         emit_json({"documents": [d.to_dict() for d in docs]})
         return
+    say(f"{'passages':>8}  {'size':>10}  {'modified':>16}  {'indexed':>16}  {'source':<4}  path")
     for d in docs:
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
-        say(f"{d.passages:>6}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
+        say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
 
 
 def export(
@@ -369,11 +374,6 @@ def export(
     from searchapp.index import Index
 
     with errors(), Index(index) as ix:
-        try:
-            for row in ix.export(vectors=vectors):
-                sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # `searchapp export | head`: the reader left; not an error. Stdout is pointed at /dev/null so the
-            # interpreter's own flush at exit does not fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # A reader that left (`| head`), a full disk or no stdout: common.run's one rule, as for every command.
+        for row in ix.export(vectors=vectors):
+            sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")

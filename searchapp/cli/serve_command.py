@@ -16,6 +16,7 @@ import typer
 from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, display_path, errors, say
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError
+from searchapp.query.options import MAX_FILE_MB
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -107,7 +108,9 @@ def serve(
     port: PortOpt = 8000,
     api_key: ApiKeyOpt = None,
     read_only: Annotated[bool, typer.Option("--read-only", help="Refuse POST/DELETE /documents.")] = False,
-    max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
+    max_body_mb: Annotated[
+        float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Largest request body accepted, in MiB.")
+    ] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
     wait: WaitOpt = 0.0,
     lazy: LazyOpt = False,

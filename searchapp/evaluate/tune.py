@@ -165,6 +165,12 @@ def tune(prepared: Prepared | Mapping[str, Prepared], metric: str = "ndcg@10", f
                       f"shipped default here (worst margin {default_margin:+.4f}): the better single retriever")
 
 
+def choose_on(parts: Mapping[str, Prepared], settings: Sequence[Fusion], metric: str = "ndcg@10") -> Fusion:
+    """The setting of ``settings`` that :func:`tune`'s rule chooses on all of ``parts`` (no held-out check)."""
+    scored = [_Scores(p, settings, metric) for p in parts.values()]
+    return settings[_choose([(s, np.arange(len(s.queries))) for s in scored])]
+
+
 def _losses(checked: Sequence[Fold], pooled: bool) -> list[tuple[str, float]]:
     """``(part, margin)`` where the choice made without a held-out part lost to the better single retriever
     there: for folds of one collection their pooled margin (every query held out once; one fold of a few dozen

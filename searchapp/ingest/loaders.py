@@ -518,8 +518,12 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
             head = handle.read(_SNIFF_BYTES)
             if path.suffix.lower() in _TEXT_SUFFIXES and head:
                 decode_text(head, name)  # binary content is refused before the rest is read
-            # At most one byte past the limit: a file growing while it is read is still bounded.
-            data = head + handle.read(max(0, max_bytes + 1 - len(head)))
+            # As much as the file holds and one byte more (a read reserves its whole length: the limit's would
+            # fail under a memory cap for an 18-byte file), then, only if it grew meanwhile, up to one byte past
+            # the limit: a file growing while it is read is still bounded.
+            data = head + handle.read(max(0, min(info.st_size, max_bytes) + 1 - len(head)))
+            if len(data) > info.st_size:
+                data += handle.read(max(0, max_bytes + 1 - len(data)))
             if len(data) > max_bytes:
                 raise LoadError(name, f"over the {_mb(max_bytes)} limit (--max-file-mb)", skipped="too_large")
     except OSError as exc:

@@ -218,6 +218,9 @@ class Ingest:
         self.force = False
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
+        # Called once, just before the first write that stores embedded passages (the index records what the
+        # vectors are embedded in there): a run that fails later, a full disk say, leaves no vector unrecorded.
+        self.before_first_vectors: Callable[[], None] | None = None
 
     def run(
         self,
@@ -414,7 +417,14 @@ class Ingest:
         texts = [t for p, sec in todo
                  for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
         if texts:
-            vectors = self.encoder.encode(texts)
+            # Encoded FLUSH_PASSAGES at a time, with progress after each: one large file (a 50 MB text is some
+            # 126,000 passages, one document and so one commit) otherwise reported nothing until it was done.
+            parts = []
+            for at in range(0, len(texts), FLUSH_PASSAGES):
+                parts.append(self.encoder.encode(texts[at : at + FLUSH_PASSAGES]))
+                if self.progress and at + FLUSH_PASSAGES < len(texts):
+                    self.progress(self.summary.passages_embedded + at + FLUSH_PASSAGES, self.total)
+            vectors = np.concatenate(parts)
             row = 0
             for p, _ in todo:
                 p.vectors = vectors[row : row + len(p.spans)]
@@ -424,6 +434,9 @@ class Ingest:
             for p, sec in zip(self.pending, sections, strict=True)
         ]
         replaced = [p.replaces for p in self.pending if p.replaces is not None]
+        if self.before_first_vectors is not None and items:
+            self.before_first_vectors()
+            self.before_first_vectors = None
         self.stores.write(remove=replaced, add=items)
         self.summary.updated += len(replaced)
         self.summary.added += len(self.pending) - len(replaced)

@@ -19,7 +19,7 @@ from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
 from searchapp.query.options import SearchKwargs, resolve
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
-from searchapp.types import Explanation, Hit, PassageRecord, Run
+from searchapp.types import MAX_WHOLE, Explanation, Hit, PassageRecord, Run
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -90,6 +90,7 @@ class _Search:
         """The passages ranked ``depth`` deep (min_score applied after ranking: up to ``depth`` that pass).
         Hybrid takes ``max(k0, depth)`` candidates from each side."""
         ranked = _Ranked(self.mode)
+        depth = min(depth, MAX_WHOLE)  # offset + k may pass what a store's LIMIT holds
         if self.qvec is None:
             ranked.run = self.reader.lexical(self.query, depth)
             ranked.lexical = dict(ranked.run)

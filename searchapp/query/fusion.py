@@ -21,7 +21,7 @@ from typing import Any
 
 from searchapp.errors import ConfigError
 from searchapp.query.adaptive import adaptive_alpha, adaptive_choice
-from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
+from searchapp.types import BM25_MIN, COSINE_MIN, MAX_WHOLE, Candidates, Run
 
 Normaliser = Callable[[Mapping[int, float], Mapping[int, float]], tuple[dict[int, float], dict[int, float]]]
 FusionMethod = Callable[[Candidates, "Fusion"], Run]
@@ -100,6 +100,8 @@ class Fusion:
                 label = meta["label"] or f.name
                 raise ConfigError(f"unknown {label} '{value}': use one of {', '.join(meta['choices']())}")
             lo, hi = meta["ge"], meta["le"]
+            if isinstance(value, int) and hi is None:
+                hi = MAX_WHOLE
             if (lo is not None and not lo <= value) or (hi is not None and not value <= hi):
                 bound = f"in [{lo}, {hi}]" if hi is not None else f"at least {lo}"
                 raise ConfigError(f"{f.name} must be {bound}, got {value}")

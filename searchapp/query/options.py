@@ -23,12 +23,36 @@ from typing import Annotated, Any, TypedDict
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.query.fusion import Fusion
+from searchapp.types import MAX_WHOLE
 
 MODES = ("hybrid", "dense", "lexical")
 GROUP_BY = ("document",)  # what hits can be grouped by
 # The most hits, and the deepest offset, one HTTP request may ask: one request must not be able to hold the
 # server for minutes (the Python API and the CLI take any).
 MAX_K = 1000
+# The longest wait for another writer (``--wait``, ``Index(lock_wait=...)``): 115 days, longer than any real wait
+# and short enough for every clock and timer it reaches.
+MAX_WAIT_S = 10**7
+# The largest file an ingest reads (``--max-file-mb``, in MiB): 1 TiB, so that its bytes stay a whole number.
+MAX_FILE_MB = 2**20
+# The most CPU threads a model runs on (``--threads``): what torch and ONNX Runtime take as a C int.
+MAX_THREADS = 2**31 - 1
+
+
+def whole(name: str, value: Any, ge: int = 0, le: int = MAX_WHOLE) -> int:
+    """``value`` if it is a whole number in ``[ge, le]`` (never a bool), else ``ConfigError`` naming both bounds:
+    the one check of every integer the library is given (options, passage ids, offsets, positions)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not ge <= value <= le:
+        raise ConfigError(f"{name} must be a whole number in [{ge}, {le}], got {value!r}")
+    return value
+
+
+def seconds(name: str, value: Any, le: float = MAX_WAIT_S) -> float:
+    """``value`` as seconds if it is a number in ``[0, le]`` (never a bool, never NaN), else ``ConfigError``
+    naming the bound."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= le:
+        raise ConfigError(f"{name} must be a number of seconds in [0, {le}], got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -37,7 +61,8 @@ class Option:
 
     ``help``: the CLI's help; ``doc``: the HTTP schema's description (``None``: none); in both ``{choices}`` stands
     for the valid names. ``choices``: the valid values (``None`` is valid too where it is the default). ``ge`` /
-    ``le``: bounds everywhere (a bounded option must be a number of its type, never a bool); ``per_request``: the
+    ``le``: bounds everywhere (a bounded option must be a number of its type, never a bool; a whole number is
+    at most ``MAX_WHOLE`` where ``le`` is not given: :meth:`upper`); ``per_request``: the
     upper bound of one HTTP request. ``invalid``: the message for a value outside them (``{name}``, ``{value}``,
     ``{choices}``, ``{ge}``, ``{le}``), where it differs from the usual one. ``parse``: turns the value into what
     the engine uses, raising ``ConfigError`` (filters). ``name`` and ``kind`` (the annotated type) are filled in
@@ -70,13 +95,20 @@ class Option:
             ok = value in self.choices
         elif self.ge is not None or self.le is not None:
             number: Any = int if self.number() is int else int | float
+            high = self.upper()
             ok = (not isinstance(value, bool) and isinstance(value, number)
-                  and (self.ge is None or self.ge <= value) and (self.le is None or value <= self.le))
+                  and (self.ge is None or self.ge <= value) and (high is None or value <= high))
         else:
             return value
         if not ok:
             raise ConfigError(self.message(value))
         return value
+
+    def upper(self) -> float | None:
+        """The upper bound everywhere: ``le``, else ``MAX_WHOLE`` for a whole number (none for other numbers)."""
+        if self.le is None and self.number() is int:
+            return MAX_WHOLE
+        return self.le
 
     def number(self) -> type:
         """The option's type without ``None`` (``int`` for ``int | None``)."""
@@ -90,11 +122,11 @@ class Option:
         elif self.choices:
             template = "unknown {name} {value!r}: use one of {choices}"
         elif self.number() is int:
-            template = ("{name} must be a whole number of at least {ge}, got {value!r}" if self.le is None
-                        else "{name} must be a whole number in [{ge}, {le}], got {value!r}")
+            template = "{name} must be a whole number in [{ge}, {le}], got {value!r}"
         else:
             template = "{name} must be a number in [{ge}, {le}], got {value!r}"
-        return template.format(name=self.name, value=value, choices=", ".join(self.choices), ge=self.ge, le=self.le)
+        return template.format(name=self.name, value=value, choices=", ".join(self.choices), ge=self.ge,
+                               le=self.upper())
 
 
 class FusionKwargs(TypedDict, total=False):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Annotated, Any, TextIO
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -50,6 +50,7 @@ from searchapp.server.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from searchapp.types import MAX_WHOLE
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 _STATUS: list[tuple[type[SearchappError], int, str]] = [
@@ -206,7 +207,10 @@ def create_app(
 
     @app.get("/passages/{passage_id}/context", response_model=PassageContextResponse,
              response_model_exclude_unset=True, tags=["documents"])
-    def get_context(passage_id: int, window: Annotated[ContextWindow, Query()]) -> dict[str, Any]:
+    def get_context(
+        passage_id: Annotated[int, Path(ge=1, le=MAX_WHOLE, description="A hit's passage_id.")],
+        window: Annotated[ContextWindow, Query()],
+    ) -> dict[str, Any]:
         """A passage (as in a hit's ``passage_id``) with the text before and after it in its document."""
         return read_context(index, passage_id, window)
 

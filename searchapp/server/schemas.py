@@ -11,7 +11,7 @@ from pydantic_core import PydanticCustomError
 
 from searchapp.query.fusion import Fusion, setting_help
 from searchapp.query.options import MAX_K, OPTIONS, flatten
-from searchapp.types import Hit
+from searchapp.types import MAX_WHOLE, Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes (MAX_K, the
 # most hits and the deepest offset, is the search options': query/options.py).
@@ -32,7 +32,9 @@ MAX_CONTEXT_CHARS = 20_000
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Unknown fields refused, and every value of its JSON type: `"offset": true` or `"min_score": "0.5"` is a
+    # mistake in the client, not a number (a whole number still fills a float field).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _fusion_overrides() -> type[BaseModel]:
@@ -44,6 +46,8 @@ def _fusion_overrides() -> type[BaseModel]:
         meta = f.metadata
         kind: Any = Literal[tuple(meta["choices"]())] if meta["choices"] else hints[f.name]
         le = MAX_K if f.name == "k0" else meta["le"]
+        if le is None and hints[f.name] is int:
+            le = MAX_WHOLE
         spec[f.name] = (kind | None, Field(default=None, ge=meta["ge"], le=le, description=setting_help(f.name)))
     return create_model(  # type: ignore[call-overload, no-any-return]
         "FusionOverrides", __base__=_Strict, __doc__="Per-request hybrid settings; omitted ones keep the index's "
@@ -83,7 +87,7 @@ def _search_options() -> type[_Options]:
         kind: Any = _TYPES.get(name) or (Literal[opt.choices] if opt.choices else opt.kind)
         if opt.default is None:
             kind = kind | None
-        le = opt.per_request if opt.per_request is not None else opt.le
+        le = opt.per_request if opt.per_request is not None else opt.upper()
         doc = opt.text(opt.doc) if opt.doc is not None else None
         spec[name] = (kind, Field(default=opt.default, ge=opt.ge, le=le, description=doc))
         if name == "filters":
@@ -211,7 +215,7 @@ HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a 
 class DocumentWindow(BaseModel):
     """Which part of a document's text to read (``GET /documents/{id}``'s query parameters)."""
 
-    start: int = Field(default=0, ge=0, description="First character of the window.")
+    start: int = Field(default=0, ge=0, le=MAX_WHOLE, description="First character of the window.")
     max_chars: int = Field(default=DEFAULT_DOCUMENT_CHARS, ge=1, le=MAX_DOCUMENT_CHARS)
     q: str | None = Field(default=None, max_length=MAX_QUERY_CHARS, description=HIGHLIGHT_QUERY)
 

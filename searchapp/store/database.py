@@ -25,7 +25,7 @@ def has_settings(db_path: Path) -> bool:
     if not db_path.exists():
         return False
     try:
-        conn = sqlite3.connect(db_path.resolve().as_uri() + "?mode=rw", uri=True)  # never creates a file
+        conn = sqlite3.connect(schema.sqlite_uri(db_path, read_only=True), uri=True)  # never creates a file
         try:
             return conn.execute("SELECT 1 FROM settings LIMIT 1").fetchone() is not None
         finally:
@@ -37,15 +37,18 @@ def has_settings(db_path: Path) -> bool:
 
 
 class Database(Records):
-    """The index database. Opening it runs pending migrations."""
+    """The index database. Opening it runs pending migrations (``read_only``, or a folder that cannot be written:
+    connections that never write, and a schema behind refused instead)."""
 
     tables = tables("sqlite")
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, read_only: bool = False) -> None:
         self.path = db_path
-        self.engine = schema.make_engine(db_path)
+        # A folder this process cannot write is still readable: opened read-only whatever was asked.
+        self.db_read_only = read_only or not schema.writable(db_path.parent)
+        self.engine = schema.make_engine(db_path, self.db_read_only)
         try:
-            schema.upgrade(self.engine)
+            schema.upgrade(self.engine, read_only=self.db_read_only)
         except DBAPIError as exc:
             self.engine.dispose()
             reason = str(exc.orig) if exc.orig is not None else str(exc)

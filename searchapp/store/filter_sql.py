@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from searchapp.filters import Filter
+from searchapp.types import NUL
 
 # A SQL SELECT of passage ids with its bound parameters.
 Restrict = tuple[str, dict[str, Any]]
@@ -24,6 +25,7 @@ _DIALECTS: dict[str, dict[str, str]] = {
         "prefix": "substr({docs}.path, 1, length(:fprefix)) = :fprefix",
         "glob": "{docs}.path GLOB :fglob",
         "all": "1",
+        "none": "0",
     },
     "postgresql": {
         "field": "(CAST({docs}.metadata AS jsonb) -> CAST(:{k} AS text))",
@@ -33,6 +35,7 @@ _DIALECTS: dict[str, dict[str, str]] = {
         "prefix": "left({docs}.path, length(:fprefix)) = :fprefix",
         "glob": "{docs}.path ~ :fglob",
         "all": "TRUE",
+        "none": "FALSE",
     },
 }
 
@@ -50,13 +53,18 @@ def where(flt: Filter, docs: str = "d", dialect: str = "sqlite") -> tuple[str, d
             if isinstance(v, bool):
                 options.append(sql["bool"].format(f=field, b="true" if v else "false"))
                 continue
+            if isinstance(v, str) and NUL in v:  # no stored value has one (types.NUL): never bound
+                options.append(sql["none"])
+                continue
             params[f"f{n}_{m}"] = v
             options.append(sql["str" if isinstance(v, str) else "num"].format(f=field, p=f"f{n}_{m}"))
         clauses.append("(" + " OR ".join(options) + ")")
-    if flt.path_prefix is not None:
+    if any(NUL in v for v in (flt.path_prefix, flt.path_glob) if v is not None):
+        clauses.append(sql["none"])
+    elif flt.path_prefix is not None:
         params["fprefix"] = flt.path_prefix
         clauses.append(sql["prefix"].format(docs=docs))
-    if flt.path_glob is not None:
+    if flt.path_glob is not None and NUL not in flt.path_glob:
         params["fglob"] = flt.path_glob if dialect == "sqlite" else glob_regex(flt.path_glob)
         clauses.append(sql["glob"].format(docs=docs))
     return " AND ".join(clauses) or sql["all"], params

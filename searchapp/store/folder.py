@@ -64,7 +64,7 @@ class FolderStores(Database, Stores):
         self.policy = policy
         self.read_only = read_only
         self._dimension = dimension
-        Database.__init__(self, folder / DB_NAME)
+        Database.__init__(self, folder / DB_NAME, read_only)
         self.lock = FileLock(folder / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._load_mutex = threading.RLock()

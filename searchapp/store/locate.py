@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from searchapp.store.base import Stores
+from searchapp.store.masking import hide_password
 from searchapp.store.vector_policy import VectorPolicy
 
 
@@ -18,12 +19,9 @@ def is_postgres(location: str) -> bool:
 
 
 def display(location: str) -> str:
-    """``location`` as shown to people: a URL without its password, a folder as given."""
-    if is_postgres(location):
-        from searchapp.store.postgres import display_location
-
-        return display_location(location)
-    return location
+    """``location`` as shown to people: a URL without its password (whatever its scheme, whether or not it
+    parses), a folder as given."""
+    return hide_password(location, location) if "://" in location else location
 
 
 def index_exists(location: str) -> bool:

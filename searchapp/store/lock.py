@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from searchapp.errors import IndexLockedError
+from searchapp.errors import IndexLockedError, StorageError
 
 
 def retry(attempt: Callable[[], bool], timeout: float) -> bool:
@@ -60,7 +60,10 @@ class FileLock:
         if not self._mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.path.parent}: another thread is writing to this index")
         try:
-            fh = open(self.path, "a+")
+            try:
+                fh = open(self.path, "a+")
+            except OSError as exc:  # a read-only folder: readable, never writable
+                raise StorageError(f"{self.path.parent}: cannot take the writer lock: {exc.strerror or exc}") from exc
 
             def attempt() -> bool:
                 try:

@@ -54,6 +54,7 @@ from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.lock import locked_message, retry
+from searchapp.store.masking import hide_password
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
 from searchapp.store.vector_policy import VectorPolicy
@@ -74,6 +75,10 @@ HNSW_INDEX = "passages_hnsw"
 _STALE_KEY = "bm25_deleted_passages"
 _GENERATION_KEY = "bm25_generation"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# PostgreSQL's own schemas besides pg_*: an index there would put its tables among the catalog's views.
+_SYSTEM_SCHEMAS = ("information_schema",)
+# The relations an index's schema holds (tables.py, and Alembic's revision): any other is another application's.
+_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "alembic_version"})
 _NO_BM25_INDEX = (
     "lexical and hybrid ranking on PostgreSQL need the index's BM25 index (passages_bm25), which is missing: open "
     "the index once for writing (any ingest) to build it; dense queries work without it"
@@ -93,14 +98,32 @@ def parse_location(location: str) -> tuple[URL, str]:
     try:
         url = make_url(location)
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises a plain ArgumentError on any malformed URL
-        raise ConfigError(f"{location!r} is not a database URL: {exc}") from exc
+        raise ConfigError(
+            f"{_masked(location)!r} is not a database URL: {hide_password(str(exc), location)}"
+        ) from None
     query = dict(url.query)
     schema = str(query.pop("schema", DEFAULT_SCHEMA))
-    if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_"):
+    if not schema or re.search(r"[?&]schema=(?:&|#|$)", location):  # SQLAlchemy drops an empty value
+        raise ConfigError(f"schema is empty: give ?schema=NAME, or leave it out for the default {DEFAULT_SCHEMA!r}")
+    if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_") or schema in _SYSTEM_SCHEMAS:
         raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63), not starting "
-                          "with pg_")
+                          f"with pg_ and not {', '.join(_SYSTEM_SCHEMAS)}: PostgreSQL's own")
     query.pop("pool_size", None)  # read by the store itself (pool_size_of)
+    unknown = sorted(set(query) - _connection_parameters(set(query)))
+    if unknown:
+        raise ConfigError(f"unknown URL parameter {', '.join(map(repr, unknown))}: use schema, pool_size or a "
+                          "libpq connection parameter (sslmode, connect_timeout, application_name, ...)")
     return url.set(drivername="postgresql+psycopg", query=query), schema
+
+
+def _connection_parameters(given: set[str]) -> set[str]:
+    """The names libpq takes as connection parameters (``given`` when psycopg is missing: the store then says
+    what to install). ``options`` is the store's own (the search path)."""
+    try:
+        from psycopg import pq
+    except ImportError:
+        return given
+    return {o.keyword.decode() for o in pq.Conninfo.get_defaults()} - {"options"}
 
 
 def pool_size_of(location: str) -> int:
@@ -119,9 +142,13 @@ def pool_size_of(location: str) -> int:
 def display_location(location: str) -> str:
     """The location with any password hidden, for messages and ``status``."""
     try:
-        return make_url(location).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - shown as given when it does not parse
-        return location
+        return _masked(make_url(location).render_as_string(hide_password=True))
+    except Exception:  # noqa: BLE001 - masked as written when it does not parse
+        return _masked(location)
+
+
+def _masked(location: str) -> str:
+    return hide_password(location, location)
 
 
 def _vector_text(vec: np.ndarray) -> str:
@@ -149,6 +176,7 @@ class PostgresStores(Records, Stores):
         create: bool = False,
     ) -> None:
         self.location = display_location(location)
+        self._given = location  # to mask its password in the server's messages (_reason)
         self.url, self.schema = parse_location(location)
         self.policy = policy
         self.read_only = read_only
@@ -179,6 +207,11 @@ class PostgresStores(Records, Stores):
             self.close()
             raise
 
+    def _reason(self, exc: DBAPIError) -> str:
+        """The first line of the server's or the driver's message, the URL's password masked (a host name
+        or a user read from a malformed URL may carry part of it)."""
+        return hide_password(_reason(exc), self._given)
+
     # -- opening ---------------------------------------------------------------------------------------------
 
     def _open(self, create: bool) -> None:
@@ -188,8 +221,18 @@ class PostgresStores(Records, Stores):
                     text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
                 has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
-        except OperationalError as exc:
-            raise ConfigError(f"{self.location}: cannot connect: {_reason(exc)}") from exc
+                others = sorted(set(conn.execute(text(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = :s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"), {"s": self.schema}
+                ).scalars()) - _OWN_RELATIONS)
+        except DBAPIError as exc:  # not only OperationalError: a parameter the server refuses is another kind
+            raise ConfigError(f"{self.location}: cannot connect: {self._reason(exc)}") from exc
+        if others:
+            # Another application's schema (public with its tables, say): creating or upgrading an index there
+            # would mix the two, and its own alembic_version would read as "made by a newer searchapp".
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            raise ConfigError(f"{self.location}: schema {self.schema!r} holds tables that are not this index's "
+                              f"({shown}): give the index a schema of its own (?schema=NAME)")
         if not has_rows:
             if not create:
                 raise IndexNotFoundError(
@@ -199,7 +242,7 @@ class PostgresStores(Records, Stores):
         try:
             migrations.upgrade(self.write_engine, version_schema=self.schema)
         except DBAPIError as exc:
-            raise SchemaError(f"{self.location}: cannot open the index schema: {_reason(exc)}") from exc
+            raise SchemaError(f"{self.location}: cannot open the index schema: {self._reason(exc)}") from exc
         with self.write_engine.begin() as conn:
             self.has_bm25 = self._ensure_bm25(conn)
 
@@ -212,7 +255,7 @@ class PostgresStores(Records, Stores):
                 conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
             except DBAPIError as exc:
                 raise ConfigError(
-                    f"{self.location}: the pgvector extension is needed (CREATE EXTENSION vector): {_reason(exc)}"
+                    f"{self.location}: the pgvector extension is needed (CREATE EXTENSION vector): {self._reason(exc)}"
                 ) from exc
             conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
             self._made_schema = present is None
@@ -262,7 +305,7 @@ class PostgresStores(Records, Stores):
             with self.write_engine.begin() as conn:
                 yield conn
         except OperationalError as exc:
-            raise StorageError(f"{self.location}: cannot write the index: {_reason(exc)}") from exc
+            raise StorageError(f"{self.location}: cannot write the index: {self._reason(exc)}") from exc
 
     # -- writing -------------------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from searchapp.store.base import STREAM_ROWS
 from searchapp.store.tables import Tables
 from searchapp.types import (
+    NUL,
     DocumentPassages,
     ExportedDocument,
     ExportedPassage,
@@ -156,6 +157,7 @@ class Records(ABC):
     def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
         """A keyed lookup, ``MAX_PARAMS`` keys a statement: callers need not load every document."""
         d = self.tables.documents
+        keys = [k for k in keys if NUL not in k]  # no document has one (types.NUL)
         query = select(d.c.path, d.c.id)
         if source is not None:
             query = query.where(d.c.source == source)
@@ -291,6 +293,8 @@ class Records(ABC):
 
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         p, d = self.tables.passages, self.tables.documents
+        if NUL in path:  # no document has one (types.NUL)
+            return None
         with self.engine.connect() as conn:
             doc = conn.execute(
                 select(d.c.id, d.c.path, d.c.title, d.c.source, d.c.metadata, d.c.n_chars).where(d.c.path == path)

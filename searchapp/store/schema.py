@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import importlib.resources
+import os
 import re
+import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import QueuePool
 
 from searchapp.errors import SchemaError
 
@@ -25,23 +28,44 @@ def migrations_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "migrations"
 
 
-def make_engine(db_path: Path) -> Engine:
+def writable(folder: Path) -> bool:
+    """Whether this process may create and change files in ``folder`` (not a read-only mount, a folder without
+    write permission for it, a backup on read-only media)."""
+    return os.access(folder, os.W_OK)
+
+
+def sqlite_uri(db_path: Path, read_only: bool) -> str:
+    """The URI a connection to ``db_path`` opens: read-write; or read-only (``mode=ro``: never a write, never a
+    file created), and ``immutable=1`` as well where the folder cannot be written, since SQLite could not create
+    the WAL index (``-shm``) a reader of a WAL database needs there, and nothing can change the database under
+    this process's nose that it could not itself (another user who may write there should open it so too)."""
+    uri = db_path.resolve().as_uri()
+    if not read_only:
+        return uri + "?mode=rwc"
+    return uri + ("?mode=ro" if writable(db_path.parent) else "?mode=ro&immutable=1")
+
+
+def make_engine(db_path: Path, read_only: bool = False) -> Engine:
     """A SQLite engine in WAL mode with foreign keys on and a generous busy timeout.
 
-    WAL lets queries from other processes read a consistent snapshot while an ingest writes.
+    WAL lets queries from other processes read a consistent snapshot while an ingest writes. ``read_only``:
+    connections opened with ``mode=ro`` (:func:`sqlite_uri`) and no journal pragma, which would be a write.
     """
+    uri = sqlite_uri(db_path, read_only)
     # A server searches from many threads, each holding a connection for its query: allow well over FastAPI's
     # default 40 worker threads before a thread waits for the pool.
     engine = create_engine(
-        f"sqlite:///{db_path}", connect_args={"timeout": 30}, pool_size=8, max_overflow=64
+        "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False),
+        poolclass=QueuePool, pool_size=8, max_overflow=64,
     )
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if not read_only:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA synchronous=NORMAL")
         # Hybrid queries materialise their lexical matches in a temporary table (store/lexical.py: Matches).
         cur.execute("PRAGMA temp_store=MEMORY")
         cur.close()
@@ -113,10 +137,10 @@ def _stored_revision(engine: Engine, version_schema: str | None) -> str | None:
     return rows[0][0] if len(rows) == 1 else None
 
 
-def upgrade(engine: Engine, target: str = "head", version_schema: str | None = None) -> None:
+def upgrade(engine: Engine, target: str = "head", version_schema: str | None = None, read_only: bool = False) -> None:
     """Bring the schema to ``target``; refuse a database written by a newer version. ``version_schema``: where
     the revision is kept (an index in a PostgreSQL schema keeps it there, never in another app's table on the
-    search path)."""
+    search path). ``read_only``: a schema behind ``target`` is refused (``SchemaError``), never upgraded."""
     if target == "head":
         head = _scanned_head()
         if head is not None and _stored_revision(engine, version_schema) == head:
@@ -134,5 +158,8 @@ def upgrade(engine: Engine, target: str = "head", version_schema: str | None = N
         )
     if target == "head" and current == script.get_current_head():
         return
+    if read_only:
+        raise SchemaError(f"the index uses schema revision '{current}' and this version '{script.get_current_head()}': "
+                          "the upgrade writes, which a read-only open cannot; open it for writing once (any ingest)")
     with engine.begin() as conn:
         command.upgrade(_alembic_config(conn, version_schema), target)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from searchapp.errors import ConfigError
+from searchapp.types import MAX_WHOLE
 
 VECTOR_INDEXES = ("auto", "flat", "ivf")
 
@@ -35,6 +36,11 @@ class VectorPolicy:
     def __post_init__(self) -> None:
         if self.kind not in VECTOR_INDEXES:
             raise ConfigError(f"unknown vector index '{self.kind}': use one of {', '.join(VECTOR_INDEXES)}")
+        # FAISS takes nprobe as a C int; the threshold is compared with counts (types.MAX_WHOLE bounds both).
+        for name, value, lo, hi in (("ivf_threshold", self.ivf_threshold, 1, MAX_WHOLE),
+                                    ("nprobe", self.nprobe, 0, 2**31 - 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ConfigError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
 
     def approximate(self, n: int) -> bool:
         """Whether ``n`` vectors call for an approximate index."""

@@ -219,3 +219,21 @@ def test_cli_reports_a_full_disk_in_one_line_and_fails(
     lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith("embedded ")]
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     assert ("database or disk is full" if where == "database" else "No space left on device") in lines[0]
+
+
+def test_the_vectors_precision_is_recorded_even_when_a_later_batch_hits_a_full_disk(
+    tmp_path: Path, fake_encoder, sqlite_full, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    # It was recorded after the run: a run cut short by a full disk left the committed vectors' precision null
+    # for good (hardening, round 3).
+    fake_encoder.precision = "fp32"
+    docs = tmp_path / "docs"
+    write_docs(docs, TOPICS[:3])
+    monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 2)
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        sqlite_full(fail_at=2)
+        with pytest.raises(StorageError):
+            ix.ingest(docs)
+        assert ix.stats().documents == 1  # the first batch is committed
+    with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
+        assert ix.stats().vectors_precision == ("fp32",)

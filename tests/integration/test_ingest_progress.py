@@ -75,3 +75,22 @@ def test_skipped_files_are_counted_by_reason(tmp_path: Path, fake_model) -> None
     assert (summary["added"], summary["failed"]) == (1, 1)  # too large: skipped, with its warning, as before
     human = runner.invoke(app, args)
     assert "skipped 2 hidden, 2 of unsupported type, 1 excluded, 1 too large" in human.stdout
+
+
+def test_one_large_file_reports_progress_per_batch_and_its_total_first(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # One document is one commit: a 50 MB single-line text (126,030 passages) printed nothing for hours, not
+    # even its total (hardening, round 3).
+    import searchapp.cli.index_commands as commands
+
+    monkeypatch.setattr(commands, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 4)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "big.txt").write_text(" ".join(f"Sentence number {i} of one long line." for i in range(60)))
+    out = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--max-tokens", "32", "--json"])
+    assert out.exit_code == 0, out.output
+    total = json.loads(out.stdout)["passages_embedded"]
+    lines = out.stderr.splitlines()
+    assert total > 12 and lines[0] == f"embedded 0/{total} passages"
+    done = [int(line.split()[1].split("/")[0]) for line in lines]
+    assert done == sorted(done) and len(done) >= total // 4 and done[-1] == total
+    assert done[1:-1] and all(0 < d < total for d in done[1:-1])  # progress within the one file's commit

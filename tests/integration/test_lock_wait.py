@@ -52,7 +52,7 @@ def test_cli_remove_waits_for_the_lock_with_wait_and_fails_at_once_without(small
         assert short.exit_code == 1 and "(waited 0.2s for it)" in short.stderr
         waited = runner.invoke(app, ["remove", "t0", "-i", location, "--wait", "30"])
         assert waited.exit_code == 0, waited.output
-        assert waited.stdout.strip() == "removed 1"
+        assert waited.stdout.strip().splitlines() == ["removed t0", "removed 1"]
         assert time.monotonic() - started >= HOLD_S * 0.8  # it did wait for the other process
 
 

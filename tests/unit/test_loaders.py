@@ -354,7 +354,8 @@ def test_markdown_headings_atx_and_setext_with_markup_stripped(tmp_path: Path) -
         "Setext Part\n-----------\n\n```md\n# not a heading\n```\n\n### `code` heading ###\n"
     )
     doc = load_document(write(tmp_path / "guide.md", source))
-    assert len(doc.text) == len(source) and doc.title == "The Guide"
+    # The front matter's title is the page's, before its first level-1 heading's (as sites show it).
+    assert len(doc.text) == len(source) and doc.title == "Front"
     assert [(h.level, h.text) for h in doc.headings] == [(1, "The Guide"), (2, "Setext Part"), (3, "code heading")]
     assert all(starts_a_line(doc, h) for h in doc.headings)
     assert doc.text.split() == ["The", "Guide", "Intro", "link", ".", "Setext", "Part", "#", "not", "a", "heading",
@@ -417,3 +418,16 @@ def test_pdf_outline_entries_are_headings(tmp_path: Path) -> None:
     assert doc.text[details.start :].startswith("Details")  # its line on its page
     assert doc.text[appendix.start :].startswith("Third page")  # not in the text: its page's start
     assert load_document(write(tmp_path / "plain.pdf", pdf_bytes(["No outline"]))).headings == ()
+
+
+def test_a_read_reserves_the_file_s_size_not_the_limit(tmp_path: Path) -> None:
+    # Reading the limit's worth reserved it whole: under a memory cap (ulimit -v) an 18-byte file was "out of
+    # memory"; a 1 TiB limit makes the reservation fail with any cap (hardening, round 3).
+    from searchapp.errors import LoadError
+    from searchapp.ingest.loaders import load_document
+
+    (tmp_path / "small.txt").write_text("eighteen bytes ok.")
+    assert load_document(tmp_path / "small.txt", max_bytes=2**40).text == "eighteen bytes ok."
+    (tmp_path / "big.txt").write_text("x" * 100)
+    with pytest.raises(LoadError, match="limit"):
+        load_document(tmp_path / "big.txt", max_bytes=99)
