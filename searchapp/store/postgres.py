@@ -48,7 +48,14 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
 from searchapp.analysis import query_terms
-from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
+from searchapp.errors import (
+    ConfigError,
+    IndexLockedError,
+    IndexNotFoundError,
+    ReadOnlyError,
+    SchemaError,
+    StorageError,
+)
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
@@ -85,6 +92,16 @@ _NO_BM25 = (
 )
 # pgvector's limit on hnsw.ef_search.
 _MAX_EF = 1000
+# Known wrong-result bugs of the extensions, by the version that fixed them: (extension, fixed in, the bug).
+KNOWN_BUGS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+    ("pg_textsearch", (1, 1, 0), "BM25 corpus statistics drift after deletes"),
+    ("pg_textsearch", (1, 2, 0), "Block-Max WAND under-reports multi-term scores, and streaming standbys error or "
+                                 "serve results frozen at their first access"),
+    ("pg_textsearch", (1, 3, 1), "duplicate rows under concurrent writes"),
+    ("vector", (0, 8, 4), "HNSW vacuum and insert races"),
+)
+# The extensions as status names them.
+_EXTENSIONS = {"vector": "pgvector", "pg_textsearch": "pg_textsearch"}
 
 
 def parse_location(location: str) -> tuple[URL, str]:
@@ -124,6 +141,29 @@ def display_location(location: str) -> str:
         return location
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.8.1"`` -> ``(0, 8, 1)``; the leading numbers of a version string (``"18.6 (Debian 18.6-1)"`` -> (18, 6))."""
+    found = re.match(r"\d+(?:\.\d+)*", version.strip())
+    return tuple(int(part) for part in found.group(0).split(".")) if found else ()
+
+
+def version_warnings(versions: dict[str, str | None]) -> list[str]:
+    """A warning for each installed extension whose version has known wrong-result bugs, naming them and the
+    version that fixes the last of them. ``versions``: extension name (``vector``, ``pg_textsearch``) -> its
+    version, ``None`` when it is not installed."""
+    out = []
+    for ext, shown in _EXTENSIONS.items():
+        version = versions.get(ext)
+        if not version:
+            continue
+        bugs = [(fixed, bug) for name, fixed, bug in KNOWN_BUGS if name == ext and _version_tuple(version) < fixed]
+        if bugs:
+            listed = "; ".join(f"{bug} (fixed in {'.'.join(map(str, fixed))})" for fixed, bug in bugs)
+            need = ".".join(map(str, max(fixed for fixed, _ in bugs)))
+            out.append(f"{shown} {version} has known wrong-result bugs: {listed}: use {shown} >= {need}")
+    return out
+
+
 def _vector_text(vec: np.ndarray) -> str:
     # repr of each float32 value (as a double) reads back to the same float32: the stored vector is exact.
     return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
@@ -154,6 +194,8 @@ class PostgresStores(Records, Stores):
         self.read_only = read_only
         self._dimension = dimension
         self._made_schema = False
+        self.read_only_reason: str | None = None
+        self.versions: dict[str, str | None] = {}
         self._mutex = threading.Lock()
         self.q = f'"{self.schema}"'  # the schema as a quoted identifier (a reserved word is a valid name)
         # Advisory locks are per database already: the schema names the index within it.
@@ -188,20 +230,63 @@ class PostgresStores(Records, Stores):
                     text("SELECT to_regclass(:t) IS NOT NULL"), {"t": f"{self.q}.settings"}
                 ).scalar_one()
                 has_rows = exists and conn.execute(select(self.tables.settings.c.key).limit(1)).first() is not None
+                self.versions = self._read_versions(conn)
+                self.read_only_reason = self._read_only_reason(conn, exists)
         except OperationalError as exc:
             raise ConfigError(f"{self.location}: cannot connect: {_reason(exc)}") from exc
+        if self.read_only_reason is not None:
+            self.read_only = True
         if not has_rows:
             if not create:
                 raise IndexNotFoundError(
                     f"no index at {self.location}: create one with `searchapp ingest FOLDER --index URL`"
                 )
+            if self.read_only_reason is not None:
+                raise ReadOnlyError(f"{self.location}: cannot create an index: {self.read_only_reason}")
             self._create()
+            with self.engine.connect() as conn:  # the extensions it installed
+                self.versions = self._read_versions(conn)
+        if self.read_only:
+            # No DDL, no migration: an index behind this version's schema needs one writable open first.
+            if not migrations.at_head(self.engine, self.schema):
+                raise SchemaError(f"{self.location}: the index's schema is older than this searchapp's and this "
+                                  "connection is read-only: open it once for writing (any ingest) to migrate it")
+            with self.engine.connect() as conn:
+                self.has_bm25 = self._has_index(conn, BM25_INDEX)
+            return
         try:
             migrations.upgrade(self.write_engine, version_schema=self.schema)
         except DBAPIError as exc:
             raise SchemaError(f"{self.location}: cannot open the index schema: {_reason(exc)}") from exc
         with self.write_engine.begin() as conn:
             self.has_bm25 = self._ensure_bm25(conn)
+
+    def _read_versions(self, conn: Connection) -> dict[str, str | None]:
+        """The server's PostgreSQL version and its extensions' (``None``: not installed in this database)."""
+        rows = dict(conn.execute(text("SELECT extname, extversion FROM pg_extension WHERE extname = ANY(:e)"),
+                                 {"e": list(_EXTENSIONS)}).all())
+        server = str(conn.execute(text("SHOW server_version")).scalar_one())
+        return {"postgresql": server, **{ext: rows.get(ext) for ext in _EXTENSIONS}}
+
+    def _read_only_reason(self, conn: Connection, exists: bool) -> str | None:
+        """Why this connection cannot write the index, or ``None``: a hot standby, a read-only default
+        transaction, or a role without the right to write its passages."""
+        if conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one():
+            return "the server is a hot standby (in recovery): writes go to the primary"
+        if conn.execute(text("SELECT current_setting('transaction_read_only')")).scalar_one() == "on":
+            return "the connection is read-only (default_transaction_read_only)"
+        if exists and not conn.execute(text("SELECT has_table_privilege(:t, 'INSERT')"),
+                                       {"t": f"{self.q}.passages"}).scalar_one():
+            return f"the role {conn.execute(text('SELECT current_user')).scalar_one()} may not write the index"
+        return None
+
+    def facts(self) -> dict[str, object]:
+        return {
+            "postgresql_version": self.versions["postgresql"],
+            **{f"{shown}_version": self.versions.get(ext) for ext, shown in _EXTENSIONS.items()},
+            "read_only": self.read_only, "read_only_reason": self.read_only_reason,
+            "warnings": version_warnings(self.versions),
+        }
 
     def _create(self) -> None:
         with self.write_engine.begin() as conn:
@@ -270,6 +355,9 @@ class PostgresStores(Records, Stores):
     def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
         # The advisory lock belongs to a database session: threads of this process take turns before they come
         # to it (each would hold a session of its own).
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location}: the index is read-only: "
+                                f"{self.read_only_reason or 'opened read-only'}")
         if not self._mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.location}: another thread is writing to this index")
         try:
@@ -482,13 +570,17 @@ class PostgresReader(Reader):
         query = " ".join(query_terms(query))
         if not query:  # nothing to match (punctuation only), as in a folder index
             return []
+        rows = self.conn.execute(text(self._top_bm25("k")), {"q": query, "k": k, **self.params})
+        return _bm25_run(rows)
+
+    def _top_bm25(self, limit: str) -> str:
+        """pg_textsearch's ordered top-k: the bare ``ORDER BY text <@> q LIMIT n`` its Block-Max WAND scan serves.
+        No ``<@>`` in WHERE (scored on its own, outside the scan) and no second sort key (an incremental sort
+        above the scan that reads far more of it): the run's tie order and non-matches are settled in Python
+        (:func:`_bm25_run`)."""
         bq = self._bm25()
-        rows = self.conn.execute(
-            text(f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p WHERE (p.text <@> {bq}) < 0{self.scope} "
-                 f"ORDER BY p.text <@> {bq}, p.id LIMIT :k"),
-            {"q": query, "k": k, **self.params},
-        )
-        return [(int(i), float(s)) for i, s in rows]
+        where = f" WHERE TRUE{self.scope}" if self.scope else ""
+        return f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p{where} ORDER BY p.text <@> {bq} LIMIT :{limit}"
 
     def dense(self, qvec: np.ndarray, k: int) -> Run:
         self._tune(k)
@@ -508,24 +600,21 @@ class PostgresReader(Reader):
         return self._gather(query, terms, qvec, k0)
 
     def _gather(self, query: str, terms: str, qvec: np.ndarray, k0: int) -> Candidates:
-        """One statement: the dense top ``k0`` (``dn``), the lexical top ``k0`` (``lt``), the BM25 of the dense
-        candidates (``ld``), and the cosine of every candidate. Every BM25 score comes from an ordered scan of the
-        BM25 index: pg_textsearch 1.0.0 scores ``<@>`` outside such a scan wrongly on a connection's repeated
-        statements (0 for every row on every other execution; tests/integration/test_postgres.py)."""
+        """One statement: the dense top ``k0`` (``dn``, HNSW above the threshold), the lexical top ``k0`` (``lt``,
+        the BM25 index's ordered top-k), and for every candidate its cosine and BM25: a lexical candidate's from
+        the scan, a dense-only candidate's scored on its own (a handful of rows, whatever the corpus size; a
+        connection that never wrote scores it right, see ``write_engine``)."""
         bq = self._bm25()
         self._tune(k0)
         rows = self.conn.execute(
             text(
                 "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope
                 + " ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k0), "
-                f"lt AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.text <@> {bq}) < 0{self.scope} ORDER BY p.text <@> {bq}, p.id LIMIT :k0), "
-                f"ld AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.text <@> {bq}) < 0 AND p.id IN (SELECT id FROM dn) "
-                f"ORDER BY p.text <@> {bq} LIMIT :k0), "
-                "ids AS (SELECT id FROM dn UNION SELECT id FROM lt) "
-                "SELECT i.id, -(p.embedding <#> CAST(:v AS vector)), coalesce(lt.s, ld.s, 0) FROM ids i "
-                "JOIN passages p ON p.id = i.id LEFT JOIN lt ON lt.id = i.id LEFT JOIN ld ON ld.id = i.id"
+                f"lt AS MATERIALIZED ({self._top_bm25('k0')}) "
+                # The candidates' rows by key (an array of ids: a join could read the table through).
+                f"SELECT p.id, -(p.embedding <#> CAST(:v AS vector)), coalesce(lt.s, -(p.text <@> {bq})) "
+                "FROM passages p LEFT JOIN lt ON lt.id = p.id "
+                "WHERE p.id = ANY(ARRAY(SELECT id FROM dn UNION SELECT id FROM lt))"
             ),
             {"q": terms, "v": _vector_text(qvec), "k0": k0, **self.params},
         )
@@ -533,11 +622,21 @@ class PostgresReader(Reader):
         lexical: dict[int, float] = {}
         for pid, cos, bm25 in rows:
             dense[int(pid)] = float(cos) if cos is not None else COSINE_MIN
-            lexical[int(pid)] = float(bm25)
+            lexical[int(pid)] = max(float(bm25), 0.0)  # a non-match scores 0 (its <@> is -0)
         return Candidates(query, dense, lexical)
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         return self.stores.hydrate(ids, self.conn)
+
+
+def _bm25_run(rows: Any) -> Run:
+    """An ordered BM25 scan's rows as a run: matches only (a non-match scores 0), each passage once (pg_textsearch
+    1.0.0's scan can return a row twice), ties in id order as in every run."""
+    best: dict[int, float] = {}
+    for pid, score in rows:
+        if score > 0:
+            best.setdefault(int(pid), float(score))
+    return sorted(best.items(), key=lambda x: (-x[1], x[0]))
 
 
 def _reason(exc: DBAPIError) -> str:
