@@ -94,6 +94,8 @@ def serve(
         except BaseException:
             sock.close()
             raise
+        for warning in ix.stores.facts().get("warnings", []):  # type: ignore[attr-defined]
+            say(f"warning: {warning}", err=True)
         try:
             if not lazy:
                 say("loading the model", err=True)

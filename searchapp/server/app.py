@@ -187,7 +187,9 @@ def create_app(
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:
         """What ``searchapp status --json`` prints, and whether this server accepts writes."""
-        return {**index.stats().to_dict(), "read_only": read_only}
+        stats = index.stats().to_dict()
+        # Refused by this server, or by where the index is held (a read-only connection, a standby).
+        return {**stats, "read_only": read_only or bool(stats.get("read_only"))}
 
     @app.post("/v1/embeddings", response_model=EmbeddingsResponse, tags=["openai"])
     def create_embeddings(body: EmbeddingsRequest) -> EmbeddingsResponse:
