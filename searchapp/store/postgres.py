@@ -524,8 +524,12 @@ class PostgresStores(Records, Stores):
                 {"t": f"{self.q}.passages"},
             ).scalar_one()
             if typed in VECTOR_TYPES:
+                # Kept in the row (STORAGE MAIN; pgvector's default is EXTERNAL): a vector beside the text makes
+                # the row pass the TOAST threshold, and an exact scan would then fetch every vector out of line.
+                # MAIN, not PLAIN: a row too wide for a page still moves it out as a last resort.
                 d = int(self._dimension())
-                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE {typed}({d})"))
+                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE {typed}({d}), "
+                                  "ALTER COLUMN embedding SET STORAGE MAIN"))
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         try:
