@@ -90,7 +90,8 @@ def test_a_halfvec_index_answers_every_mode(pg_url: str) -> None:
         with ix.stores.engine.connect() as conn:
             typed = conn.execute(sa.text("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
                                          "'passages'::regclass AND attname = 'embedding'")).scalar_one()
-            opclass = conn.execute(sa.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'passages_hnsw'")
+            opclass = conn.execute(sa.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'passages_hnsw' "
+                                   "AND schemaname = current_schema()")
                                    ).scalar_one()
         assert typed == "halfvec(16)" and "halfvec_ip_ops" in opclass
         for mode in MODES:
