@@ -11,11 +11,17 @@ exactly as the ingest batches them. Prints passages/s of each and the ratio of t
 forward pass, per precision. --workers ray adds a Ray Data ingest of the same corpus into another new
 index (docs/distributed.md) and its throughput over the in-process ingest's; run it in a loopback-only network
 namespace as above, so the local Ray cluster can reach nothing off the machine.
+
+--index URL adds a PostgreSQL index (a new schema per run under the URL's database) in the same run: the same
+ingest into it with the index's own encoder (embedding included), and, embedding excluded, the same corpus
+ingested into a new folder and a new PostgreSQL schema by an encoder that hands back precomputed vectors (the
+write path alone: walk, load, split, the stores' writes and index builds): keys postgresql_*, write_only_*.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import tempfile
@@ -27,6 +33,38 @@ from _common import DATA, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.ingest.pipeline import FLUSH_PASSAGES
+
+
+class Precomputed:
+    """Unit vectors drawn from a seed taken from each text, at the model's dimension: next to a forward pass they
+    cost nothing, so an ingest with them times the write path alone (embedding excluded)."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+
+    def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        rows = [np.random.default_rng(list(hashlib.sha256(t.encode()).digest()[:8])).standard_normal(self.dimension)
+                for t in texts]
+        out = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def schema_url(url: str, name: str) -> str:
+    """``url`` naming the schema ``name`` (a fresh one per run: the process id in it)."""
+    return f"{url}{'&' if '?' in url else '?'}schema={name}_{os.getpid()}"
+
+
+def write_only(corpus: Path, tmp: Path, url: str, encoder: Precomputed) -> dict[str, object]:
+    """The same ingest into a new folder and a new PostgreSQL schema, embedding excluded: passages/s of each."""
+    out: dict[str, object] = {}
+    for name, location in (("folder", str(tmp / "ix-write-only")), ("postgresql", schema_url(url, "write_only"))):
+        with Index(location, create=True, config=IndexConfig(precision="fp32"), encoder=encoder) as ix:
+            summary = ix.ingest(corpus)
+        out[f"write_only_{name}_s"] = round(summary.seconds, 2)
+        out[f"write_only_{name}_passages_per_s"] = round(summary.passages_embedded / summary.seconds, 1)
+    out["write_only_postgresql_over_folder"] = round(
+        float(out["write_only_postgresql_passages_per_s"]) / float(out["write_only_folder_passages_per_s"]), 3)  # type: ignore[arg-type]
+    return out
 
 
 def write_corpus(folder: Path, n: int) -> None:
@@ -63,6 +101,7 @@ def main() -> None:
     ap.add_argument("--workers", default="local", help="local, or ray: also a Ray ingest of the same corpus in the "
                     "same run (a local Ray cluster started before the timer; its actors load the model inside it)")
     ap.add_argument("--actors", type=int, default=1)
+    ap.add_argument("--index", help="also PostgreSQL, new schemas under this URL: postgresql+psycopg://USER@HOST/DB")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     record = machine()
@@ -93,6 +132,16 @@ def main() -> None:
                 "raw_fp32_forward_s": round(forward, 2), "raw_fp32_passages_per_s": round(n / forward, 1),
                 "ingest_over_raw_fp32": round((n / summary.seconds) / (n / forward), 3),
             }
+            if args.index:
+                with Index(schema_url(args.index, f"ingest_{precision}"), create=True,
+                           config=IndexConfig(precision=precision), batch_size=args.batch) as pg:
+                    pg.encoder.encode(["warm up"])
+                    pg_summary = pg.ingest(corpus)
+                row.update({
+                    "postgresql_ingest_s": round(pg_summary.seconds, 2),
+                    "postgresql_ingest_passages_per_s": round(n / pg_summary.seconds, 1),
+                    "postgresql_over_folder": round(summary.seconds / pg_summary.seconds, 3),
+                })
             if args.workers != "local":
                 # No encoder handed in: the actors build the index's own (the driver's loads once, for the
                 # dimension, before the timed ingest).
@@ -106,7 +155,8 @@ def main() -> None:
                     "ray_over_in_process": round(summary.seconds / ray_summary.seconds, 3),
                 })
             rows.append(row)
-    result = {"machine": record, "batch": args.batch, "rows": rows}
+        extra = write_only(corpus, Path(tmp), args.index, Precomputed(fp32.dimension)) if args.index else {}
+    result = {"machine": record, "batch": args.batch, "rows": rows, **extra}
     if args.json:
         print_json(result)
         return
@@ -114,6 +164,8 @@ def main() -> None:
     for r in rows:
         print(f"{r['precision']:>5} ({r['encoder']}): ingest {r['ingest_passages_per_s']:.1f} passages/s, "
               f"raw fp32 forward {r['raw_fp32_passages_per_s']:.1f} passages/s, ratio {r['ingest_over_raw_fp32']:.3f}")
+    for key, value in extra.items():
+        print(f"{key}: {value}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,9 @@ approximate-search recall is measured on real embeddings by benchmarks/ann_recal
 built index for later runs (building 1M passages takes minutes).
 
 --index URL measures a PostgreSQL index of the same corpus in the same run (built there if the schema is empty;
-the server's own process is not counted in the memory figures): keys prefixed postgresql_.
+the server's own process is not counted in the memory figures): keys prefixed postgresql_, with its build's
+stages (load, BM25 build, vector index build) and the server's versions; --pg-vector-index ivf gives that index
+HNSW at any size (exact below the threshold otherwise).
 """
 
 from __future__ import annotations
@@ -53,17 +55,27 @@ class StubEncoder:
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def fill(index: Index, n: int, seed: int) -> None:
+def fill(index: Index, n: int, seed: int) -> dict[str, float]:
     """The synthetic corpus written straight into the stores: the folder's database (its vector file is built
-    from it afterwards) or, for any other backend, through the stores' own writes."""
+    from it afterwards) or, for any other backend, through the stores' own writes; for PostgreSQL, the seconds
+    of the load, the BM25 index build after it and the rest of the flush (the HNSW build above the threshold)."""
     if index.stores.backend != "folder":
+        times = {}
         with index.writing():
+            t = time.perf_counter()
             for batch in batches(n, seed):
                 index.stores.write(remove=[], add=batch)
+            times["load_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            index.stores._build_deferred_bm25()  # type: ignore[attr-defined]
+            times["bm25_build_s"] = time.perf_counter() - t
+            t = time.perf_counter()
             index.stores.flush()
-        return
+            times["vector_index_build_s"] = time.perf_counter() - t
+        return {k: round(v, 1) for k, v in times.items()}
     for batch in batches(n, seed):
         index.stores.write_rows(remove=[], add=batch)
+    return {}
 
 
 def batches(n: int, seed: int) -> Iterator[list[NewDocument]]:
@@ -123,11 +135,16 @@ def measure(path: Path | str, n_queries: int, seed: int) -> dict[str, object]:
     return out
 
 
-def build(path: Path | str, n: int, seed: int) -> float:
-    """Fill and save an index of ``n`` synthetic passages; seconds taken."""
+def build(path: Path | str, n: int, seed: int, parts: dict[str, float] | None = None, vector_index: str = "auto"
+          ) -> float:
+    """Fill and save an index of ``n`` synthetic passages; seconds taken (``parts``: filled with the stages'
+    seconds where the backend has them)."""
     t = time.perf_counter()
-    with Index(path, create=True, config=IndexConfig(dimension=DIM), encoder=StubEncoder(seed)) as ix:
-        fill(ix, n, seed)
+    config = IndexConfig(dimension=DIM, vector_index=vector_index)
+    with Index(path, create=True, config=config, encoder=StubEncoder(seed)) as ix:
+        stages = fill(ix, n, seed)
+        if parts is not None:
+            parts.update(stages)
         if ix.stores.backend != "folder":
             return time.perf_counter() - t
         with ix.writing():
@@ -180,6 +197,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--index", help="also a PostgreSQL index at this URL (built there if empty), measured in the same "
                     "run: postgresql+psycopg://USER@HOST/DB?schema=NAME")
+    ap.add_argument("--pg-vector-index", default="auto", choices=("auto", "ivf"),
+                    help="the PostgreSQL index's vector_index: ivf builds HNSW at any size")
     ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the fresh query process
     args = ap.parse_args()
     if args.measure:
@@ -191,11 +210,15 @@ def main() -> None:
 
         pg: dict[str, object] = {"build_s": None}
         if not index_exists(args.index):
-            pg["build_s"] = round(build(args.index, args.passages, args.seed), 1)
+            parts: dict[str, float] = {}
+            pg["build_s"] = round(build(args.index, args.passages, args.seed, parts, args.pg_vector_index), 1)
+            pg.update(parts)
         with Index(args.index, encoder=StubEncoder(args.seed)) as ix:
-            if ix.stats().passages != args.passages:
+            stats = ix.stats()
+            if stats.passages != args.passages:
                 sys.exit(f"{args.index} holds another size: use another schema")
-            pg["disk_mb"] = round(ix.stats().disk_bytes / 2**20, 1)
+            pg["disk_mb"] = round(stats.disk_bytes / 2**20, 1)
+            pg.update({k: v for k, v in stats.facts.items() if k.endswith("_version") or k == "vector_type"})
         run = subprocess.run([sys.executable, __file__, "--measure", args.index, "--queries", str(args.queries),
                               "--seed", str(args.seed)], capture_output=True, text=True, check=True)
         pg.update(json.loads(run.stdout))

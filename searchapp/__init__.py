@@ -18,6 +18,7 @@ from searchapp.errors import (
     IndexNotFoundError,
     LoadError,
     ModelLoadError,
+    ReadOnlyError,
     SchemaError,
     SearchappError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "LoadError",
     "ModelLoadError",
     "PassageContext",
+    "ReadOnlyError",
     "SchemaError",
     "SearchappError",
     "Span",

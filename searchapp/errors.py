@@ -12,6 +12,11 @@ class ConfigError(SearchappError):
     """An invalid setting or an unknown name (model, pooling, fusion, mode)."""
 
 
+class ReadOnlyError(ConfigError):
+    """A write to an index that is read-only: opened so, or held where this process may not write (a read-only
+    connection or role, a hot standby). The message names the reason."""
+
+
 class LoadError(SearchappError):
     """A file could not be read or parsed into text.
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
 from searchapp.encode.spec import EncoderSpec, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
-from searchapp.errors import ConfigError, DocumentNotFoundError
+from searchapp.errors import ConfigError, DocumentNotFoundError, ReadOnlyError
 from searchapp.filters import METADATA_KEY
 from searchapp.ids import check_text_id
 from searchapp.ingest.distributed import check_workers
@@ -74,6 +74,7 @@ class IndexStats:
     disk_bytes: int
     backend: str = "folder"
     vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
+    facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -83,7 +84,7 @@ class IndexStats:
             **{name: flat[name] for name in _STATUS_SETTINGS},
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
-            "vectors_precision": "+".join(self.vectors_precision) or None,
+            "vectors_precision": "+".join(self.vectors_precision) or None, **self.facts,
         }
 
 
@@ -281,7 +282,7 @@ class Index:
         (given when the index was opened; 0 by default), then ``IndexLockedError``; another thread of this process
         waits its turn (or, with ``wait=False``, gets ``IndexLockedError`` too)."""
         if self.read_only:
-            raise ConfigError(f"{display(self.location)}: this index was opened read-only")
+            raise ReadOnlyError(f"{display(self.location)}: this index was opened read-only")
         with self.stores.writing(wait, self.lock_wait):
             yield
 
@@ -558,7 +559,7 @@ class Index:
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
-            vectors_precision=tuple(self._vectors_precision()),
+            vectors_precision=tuple(self._vectors_precision()), facts=self.stores.facts(),
         )
 
     def _vectors_precision(self) -> list[str]:
@@ -615,8 +616,8 @@ def _refuse_nul(texts: Sequence[str], keys: Sequence[str], titles: Sequence[Any]
             raise ConfigError(f"text {i} (id {key!r}): the title must be a string")
         strings = [v for value in meta.values() for v in (value if isinstance(value, list) else [value])
                    if isinstance(v, str)]
-        for field, values in (("id", [key]), ("title", [title]), ("text", [text]), ("metadata", strings)):
+        for part, values in (("id", [key]), ("title", [title]), ("text", [text]), ("metadata", strings)):
             if any(NUL in v for v in values):
-                raise ConfigError(f"text {i} (id {key!r}): its {field} holds a NUL character (\\x00), which no "
+                raise ConfigError(f"text {i} (id {key!r}): its {part} holds a NUL character (\\x00), which no "
                                   "backend stores: nothing of this batch was added")
 

@@ -322,6 +322,10 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
         emit_json(stats.to_dict())
         return
     for key, value in stats.to_dict().items():
+        if key == "warnings":
+            for warning in value:  # type: ignore[attr-defined]
+                say(f"{'warning':>15}: {warning}")
+            continue
         shown = human_size(int(value)) if key == "disk_bytes" and isinstance(value, int) else value
         say(f"{key:>15}: {shown}")
 

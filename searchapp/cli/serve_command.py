@@ -149,6 +149,8 @@ def serve(
         except BaseException:
             sock.close()
             raise
+        for warning in ix.stores.facts().get("warnings", []):  # type: ignore[attr-defined]
+            say(f"warning: {warning}", err=True)
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
                                      ui=ui, access_log=access_log)

@@ -122,8 +122,10 @@ def delete_text(index: Index, doc_id: str) -> DeleteResponse:
 
 
 def status_report(index: Index, read_only: bool) -> dict[str, Any]:
-    """``GET /status``: what ``searchapp status --json`` prints, and whether this server accepts writes."""
-    return {**index.stats().to_dict(), "read_only": read_only}
+    """``GET /status``: what ``searchapp status --json`` prints, and whether this server accepts writes: refused
+    by this server, or by where the index is held (a read-only connection, a standby)."""
+    stats = index.stats().to_dict()
+    return {**stats, "read_only": read_only or bool(stats.get("read_only"))}
 
 
 def invalid_message(errors: Sequence[Any]) -> str:

@@ -153,6 +153,11 @@ class Stores(ABC):
     def disk_bytes(self) -> int:
         """Bytes the index takes on disk."""
 
+    def facts(self) -> dict[str, object]:
+        """What ``status`` shows of the engine holding the index beyond the common fields (its versions, whether
+        it is read-only, warnings about known bugs): nothing for a folder."""
+        return {}
+
     @abstractmethod
     def discard(self) -> None:
         """Remove what opening with ``create`` made, when the index's creation did not finish (its settings were

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -48,7 +49,14 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
 from searchapp.analysis import query_terms
-from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SchemaError, StorageError
+from searchapp.errors import (
+    ConfigError,
+    IndexLockedError,
+    IndexNotFoundError,
+    ReadOnlyError,
+    SchemaError,
+    StorageError,
+)
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
@@ -88,8 +96,24 @@ _NO_BM25 = (
     "shared_preload_libraries = 'pg_textsearch', then CREATE EXTENSION pg_textsearch): it is not installed in "
     "this database; dense queries work without it"
 )
+# The URL's parameters that are the store's, not the driver's.
+STORE_PARAMETERS = ("pool_size", "vector_type", "maintenance_work_mem", "max_parallel_maintenance_workers")
+VECTOR_TYPES = ("vector", "halfvec")
+# An HNSW graph's bytes per row beyond its vector (pgvector's estimate: neighbour lists, tuple headers), and the
+# allowance on top: N x (8 + bytes per vector) x 1.3 (docs/postgres.md, Sizing).
+_HNSW_ROW_OVERHEAD, _HNSW_SLACK = 8, 1.3
 # pgvector's limit on hnsw.ef_search.
 _MAX_EF = 1000
+# Known wrong-result bugs of the extensions, by the version that fixed them: (extension, fixed in, the bug).
+KNOWN_BUGS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+    ("pg_textsearch", (1, 1, 0), "BM25 corpus statistics drift after deletes"),
+    ("pg_textsearch", (1, 2, 0), "Block-Max WAND under-reports multi-term scores, and streaming standbys error or "
+                                 "serve results frozen at their first access"),
+    ("pg_textsearch", (1, 3, 1), "duplicate rows under concurrent writes"),
+    ("vector", (0, 8, 4), "HNSW vacuum and insert races"),
+)
+# The extensions as status names them.
+_EXTENSIONS = {"vector": "pgvector", "pg_textsearch": "pg_textsearch"}
 
 
 def parse_location(location: str) -> tuple[URL, str]:
@@ -108,11 +132,13 @@ def parse_location(location: str) -> tuple[URL, str]:
     if not _SCHEMA_NAME.fullmatch(schema) or schema.startswith("pg_") or schema in _SYSTEM_SCHEMAS:
         raise ConfigError(f"schema {schema!r}: use lower-case letters, digits and '_' (at most 63), not starting "
                           f"with pg_ and not {', '.join(_SYSTEM_SCHEMAS)}: PostgreSQL's own")
-    query.pop("pool_size", None)  # read by the store itself (pool_size_of)
+    for name in STORE_PARAMETERS:  # read by the store itself (store_parameter)
+        query.pop(name, None)
     unknown = sorted(set(query) - _connection_parameters(set(query)))
     if unknown:
-        raise ConfigError(f"unknown URL parameter {', '.join(map(repr, unknown))}: use schema, pool_size or a "
-                          "libpq connection parameter (sslmode, connect_timeout, application_name, ...)")
+        raise ConfigError(f"unknown URL parameter {', '.join(map(repr, unknown))}: use schema, "
+                          f"{', '.join(STORE_PARAMETERS)} or a libpq connection parameter (sslmode, "
+                          "connect_timeout, application_name, ...)")
     return url.set(drivername="postgresql+psycopg", query=query), schema
 
 
@@ -126,10 +152,38 @@ def _connection_parameters(given: set[str]) -> set[str]:
     return {o.keyword.decode() for o in pq.Conninfo.get_defaults()} - {"options"}
 
 
+def store_parameter(location: str, name: str) -> str | None:
+    """A URL parameter the store reads itself (one of ``STORE_PARAMETERS``), ``None`` when not given."""
+    value = make_url(location).query.get(name)
+    return None if value is None else str(value)
+
+
+def vector_type_of(location: str) -> str | None:
+    """``?vector_type=``: ``vector`` (float32) or ``halfvec`` (float16: half the memory and disk), chosen when the
+    index is created; ``None`` when the URL does not say."""
+    chosen = store_parameter(location, "vector_type")
+    if chosen is not None and chosen not in VECTOR_TYPES:
+        raise ConfigError(f"vector_type {chosen!r}: choose one of {', '.join(VECTOR_TYPES)}")
+    return chosen
+
+
+def build_settings_of(location: str) -> dict[str, str]:
+    """Server settings for index builds given in the URL (``?maintenance_work_mem=2GB``,
+    ``?max_parallel_maintenance_workers=4``), checked to be plain values."""
+    out = {}
+    for name in ("maintenance_work_mem", "max_parallel_maintenance_workers"):
+        value = store_parameter(location, name)
+        if value is not None:
+            if not re.fullmatch(r"\d+\s*(?:[kMGT]B)?", value):
+                raise ConfigError(f"{name} {value!r}: give a number (memory with kB, MB, GB or TB)")
+            out[name] = value
+    return out
+
+
 def pool_size_of(location: str) -> int:
     """Pooled connections a process keeps for queries (``?pool_size=N``, default 8); up to twice as many are
     opened under load. Mind the server's ``max_connections`` when running many processes."""
-    raw = make_url(location).query.get("pool_size", "8")
+    raw = store_parameter(location, "pool_size") or "8"
     try:
         size = int(str(raw))
     except ValueError:
@@ -149,6 +203,48 @@ def display_location(location: str) -> str:
 
 def _masked(location: str) -> str:
     return hide_password(location, location)
+
+
+def _vector_dumper(oid: int, half: bool) -> type:
+    """A psycopg binary dumper of float32 ``(d,)`` arrays as pgvector's ``vector`` (or ``halfvec``, ``half``)
+    binary value: the dimension and a reserved word (int16 each), then the values (float4 or float2), big-endian."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    dtype = ">f2" if half else ">f4"
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            vec = np.asarray(obj).reshape(-1)
+            return struct.pack(">HH", vec.size, 0) + vec.astype(dtype).tobytes()
+
+    VectorDumper.oid = oid
+    return VectorDumper
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.8.1"`` -> ``(0, 8, 1)``; the leading numbers of a version string (``"18.6 (Debian 18.6-1)"`` -> (18, 6))."""
+    found = re.match(r"\d+(?:\.\d+)*", version.strip())
+    return tuple(int(part) for part in found.group(0).split(".")) if found else ()
+
+
+def version_warnings(versions: dict[str, str | None]) -> list[str]:
+    """A warning for each installed extension whose version has known wrong-result bugs, naming them and the
+    version that fixes the last of them. ``versions``: extension name (``vector``, ``pg_textsearch``) -> its
+    version, ``None`` when it is not installed."""
+    out = []
+    for ext, shown in _EXTENSIONS.items():
+        version = versions.get(ext)
+        if not version:
+            continue
+        bugs = [(fixed, bug) for name, fixed, bug in KNOWN_BUGS if name == ext and _version_tuple(version) < fixed]
+        if bugs:
+            listed = "; ".join(f"{bug} (fixed in {'.'.join(map(str, fixed))})" for fixed, bug in bugs)
+            need = ".".join(map(str, max(fixed for fixed, _ in bugs)))
+            out.append(f"{shown} {version} has known wrong-result bugs: {listed}: use {shown} >= {need}")
+    return out
 
 
 def _vector_text(vec: np.ndarray) -> str:
@@ -182,6 +278,12 @@ class PostgresStores(Records, Stores):
         self.read_only = read_only
         self._dimension = dimension
         self._made_schema = False
+        self.read_only_reason: str | None = None
+        self.versions: dict[str, str | None] = {}
+        self.asked_vector_type = vector_type_of(location)
+        self.vector_type = self.asked_vector_type or "vector"
+        self.build_settings = build_settings_of(location)
+        self._bm25_deferred = False
         self._mutex = threading.Lock()
         self.q = f'"{self.schema}"'  # the schema as a quoted identifier (a reserved word is a valid name)
         # Advisory locks are per database already: the schema names the index within it.
@@ -225,6 +327,8 @@ class PostgresStores(Records, Stores):
                     "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                     "WHERE n.nspname = :s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"), {"s": self.schema}
                 ).scalars()) - _OWN_RELATIONS)
+                self.versions = self._read_versions(conn)
+                self.read_only_reason = self._read_only_reason(conn, exists)
         except DBAPIError as exc:  # not only OperationalError: a parameter the server refuses is another kind
             raise ConfigError(f"{self.location}: cannot connect: {self._reason(exc)}") from exc
         if others:
@@ -233,18 +337,79 @@ class PostgresStores(Records, Stores):
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             raise ConfigError(f"{self.location}: schema {self.schema!r} holds tables that are not this index's "
                               f"({shown}): give the index a schema of its own (?schema=NAME)")
+        if self.read_only_reason is not None:
+            self.read_only = True
         if not has_rows:
             if not create:
                 raise IndexNotFoundError(
                     f"no index at {self.location}: create one with `searchapp ingest FOLDER --index URL`"
                 )
+            if self.read_only_reason is not None:
+                raise ReadOnlyError(f"{self.location}: cannot create an index: {self.read_only_reason}")
             self._create()
+            with self.engine.connect() as conn:  # the extensions it installed
+                self.versions = self._read_versions(conn)
+        if has_rows:
+            self._check_vector_type()
+        if self.read_only:
+            # No DDL, no migration: an index behind this version's schema needs one writable open first.
+            if not migrations.at_head(self.engine, self.schema):
+                raise SchemaError(f"{self.location}: the index's schema is older than this searchapp's and this "
+                                  "connection is read-only: open it once for writing (any ingest) to migrate it")
+            with self.engine.connect() as conn:
+                self.has_bm25 = self._has_index(conn, BM25_INDEX)
+            return
         try:
             migrations.upgrade(self.write_engine, version_schema=self.schema)
         except DBAPIError as exc:
             raise SchemaError(f"{self.location}: cannot open the index schema: {self._reason(exc)}") from exc
+        if not has_rows and self.vector_type != "vector":
+            # Chosen at creation: the column's type is the record of it (typed with its dimension at the first write).
+            with self.write_engine.begin() as conn:
+                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE {self.vector_type} "
+                                  f"USING embedding::{self.vector_type}"))
         with self.write_engine.begin() as conn:
             self.has_bm25 = self._ensure_bm25(conn)
+
+    def _check_vector_type(self) -> None:
+        """The stored vectors' type (``vector`` or ``halfvec``); a URL asking another one is refused."""
+        with self.engine.connect() as conn:
+            stored = conn.execute(
+                text("SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+                     "WHERE a.attrelid = to_regclass(:t) AND a.attname = 'embedding'"), {"t": f"{self.q}.passages"},
+            ).scalar_one_or_none()
+        stored = stored if stored in VECTOR_TYPES else "vector"
+        if self.asked_vector_type not in (None, stored):
+            raise ConfigError(f"{self.location}: this index stores {stored} vectors, chosen when it was created; "
+                              f"vector_type={self.asked_vector_type} applies to a new index only")
+        self.vector_type = stored
+
+    def _read_versions(self, conn: Connection) -> dict[str, str | None]:
+        """The server's PostgreSQL version and its extensions' (``None``: not installed in this database)."""
+        rows = dict(conn.execute(text("SELECT extname, extversion FROM pg_extension WHERE extname = ANY(:e)"),
+                                 {"e": list(_EXTENSIONS)}).all())
+        server = str(conn.execute(text("SHOW server_version")).scalar_one())
+        return {"postgresql": server, **{ext: rows.get(ext) for ext in _EXTENSIONS}}
+
+    def _read_only_reason(self, conn: Connection, exists: bool) -> str | None:
+        """Why this connection cannot write the index, or ``None``: a hot standby, a read-only default
+        transaction, or a role without the right to write its passages."""
+        if conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one():
+            return "the server is a hot standby (in recovery): writes go to the primary"
+        if conn.execute(text("SELECT current_setting('transaction_read_only')")).scalar_one() == "on":
+            return "the connection is read-only (default_transaction_read_only)"
+        if exists and not conn.execute(text("SELECT has_table_privilege(:t, 'INSERT')"),
+                                       {"t": f"{self.q}.passages"}).scalar_one():
+            return f"the role {conn.execute(text('SELECT current_user')).scalar_one()} may not write the index"
+        return None
+
+    def facts(self) -> dict[str, object]:
+        return {
+            "postgresql_version": self.versions["postgresql"],
+            **{f"{shown}_version": self.versions.get(ext) for ext, shown in _EXTENSIONS.items()},
+            "vector_type": self.vector_type, "read_only": self.read_only, "read_only_reason": self.read_only_reason,
+            "warnings": version_warnings(self.versions),
+        }
 
     def _create(self) -> None:
         with self.write_engine.begin() as conn:
@@ -273,6 +438,11 @@ class PostgresStores(Records, Stores):
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self.lock_key})
         if self._has_index(conn, BM25_INDEX):
             return True
+        self._create_bm25(conn)
+        return True
+
+    def _create_bm25(self, conn: Connection) -> None:
+        """The BM25 index over the passages' text, with the index's text configuration (made if missing)."""
         q, cfg = self.q, TEXT_CONFIG
         # English stemming without the stopword list, as the folder backend's FTS5 index does: every word counts
         # in a passage's length, and the query side drops the same short stopword list in both backends. (They
@@ -289,7 +459,6 @@ class PostgresStores(Records, Stores):
                               f"{q}.{cfg}_stem"))
         conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(text) "
                           f"WITH (text_config='{q}.{cfg}')"))
-        return True
 
     def discard(self) -> None:
         """Drop what an interrupted creation made (the schema, if this store made it)."""
@@ -313,11 +482,15 @@ class PostgresStores(Records, Stores):
     def writing(self, wait: bool = True, timeout: float = 0.0) -> Iterator[None]:
         # The advisory lock belongs to a database session: threads of this process take turns before they come
         # to it (each would hold a session of its own).
+        if self.read_only:
+            raise ReadOnlyError(f"{self.location}: the index is read-only: "
+                                f"{self.read_only_reason or 'opened read-only'}")
         if not self._mutex.acquire(blocking=wait):
             raise IndexLockedError(f"{self.location}: another thread is writing to this index")
         try:
             with self._advisory_lock(timeout):
                 self._type_vectors()
+                self._defer_bm25()
                 try:
                     yield
                 except BaseException:
@@ -326,6 +499,8 @@ class PostgresStores(Records, Stores):
                     with contextlib.suppress(Exception):
                         self._rebuild_if_stale()
                     raise
+                finally:
+                    self._build_deferred_bm25()  # a session that did not flush (or failed) leaves none missing
         finally:
             self._mutex.release()
 
@@ -349,6 +524,41 @@ class PostgresStores(Records, Stores):
         finally:
             conn.close()
 
+    def _defer_bm25(self) -> None:
+        """On a first load (no passages yet), drop the BM25 index, to build it once the rows are in: an index
+        built over the loaded rows takes about half the time of one kept up row by row (20,000 passages: 4.2 s
+        against 7.9 s). Meanwhile lexical queries say the index is missing."""
+        if not self.has_bm25 or not self.is_empty():
+            return
+        with self.write_engine.begin() as conn:
+            conn.execute(text(f"DROP INDEX {BM25_INDEX}"))
+        self.has_bm25, self._bm25_deferred = False, True
+
+    def _build_deferred_bm25(self) -> None:
+        if not self._bm25_deferred:
+            return
+        with self.write_engine.begin() as conn:
+            self._set_build_settings(conn)
+            self._create_bm25(conn)
+            self._drop_setting(conn, _STALE_KEY)  # a fresh index: nothing deleted counts in it
+        self.has_bm25, self._bm25_deferred = True, False
+
+    def _set_build_settings(self, conn: Connection, rows: int = 0) -> None:
+        """Memory and parallel workers for an index build, for this session: the URL's, else
+        ``maintenance_work_mem`` raised (never lowered) to the HNSW graph's estimate for ``rows``, N x (8 + bytes
+        per vector) x 1.3, so the graph is built in memory (pgvector's build slows down sharply once it is not);
+        parallel maintenance workers as the server allows (``max_parallel_maintenance_workers``, default 2)."""
+        settings = dict(self.build_settings)
+        if "maintenance_work_mem" not in settings and rows:
+            per_vector = (2 if self.vector_type == "halfvec" else 4) * int(self._dimension())
+            need_kb = int(rows * (_HNSW_ROW_OVERHEAD + per_vector) * _HNSW_SLACK / 1024) + 1
+            have_kb = int(conn.execute(text("SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))
+                          .scalar_one())
+            if need_kb > have_kb:
+                settings["maintenance_work_mem"] = f"{need_kb}kB"
+        for name, value in settings.items():
+            conn.execute(text("SELECT set_config(:n, :v, false)"), {"n": name, "v": value.replace(" ", "")})
+
     def _type_vectors(self) -> None:
         """Give the embedding column its dimension (needed by HNSW), once the encoder's is known."""
         with self.write_engine.begin() as conn:
@@ -357,8 +567,13 @@ class PostgresStores(Records, Stores):
                      "WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"),
                 {"t": f"{self.q}.passages"},
             ).scalar_one()
-            if typed == "vector":
-                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE vector({int(self._dimension())})"))
+            if typed in VECTOR_TYPES:
+                # Kept in the row (STORAGE MAIN; pgvector's default is EXTERNAL): a vector beside the text makes
+                # the row pass the TOAST threshold, and an exact scan would then fetch every vector out of line.
+                # MAIN, not PLAIN: a row too wide for a page still moves it out as a last resort.
+                d = int(self._dimension())
+                conn.execute(text(f"ALTER TABLE passages ALTER COLUMN embedding TYPE {typed}({d}), "
+                                  "ALTER COLUMN embedding SET STORAGE MAIN"))
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         try:
@@ -376,6 +591,28 @@ class PostgresStores(Records, Stores):
             return []
         nextval = DbSequence(f"{table.name}_id_seq").next_value()
         return sorted(int(i) for i in conn.execute(select(nextval).select_from(func.generate_series(1, n))).scalars())
+
+    def _insert(self, conn: Connection, table: Table, rows: list[dict[str, object]]) -> None:
+        """Rows in by binary ``COPY`` (psycopg's), the driver's fastest path: a few times an INSERT's rate for
+        a bulk load; vectors in pgvector's binary form."""
+        columns = [c for c in table.columns if c.key in rows[0]]
+        names, keys = [c.name for c in columns], [c.key for c in columns]
+        raw = conn.connection.driver_connection
+        oids = dict(conn.execute(text("SELECT attname, atttypid::int FROM pg_attribute WHERE attrelid = "
+                                      "to_regclass(:t) AND attnum > 0 AND NOT attisdropped"),
+                                 {"t": f"{self.q}.{table.name}"}).all())
+        vector = next((n for n in names if n == "embedding"), None)
+        if vector is not None:
+            half = conn.execute(text("SELECT typname FROM pg_type WHERE oid = :o"), {"o": oids[vector]}).scalar_one()
+            raw.adapters.register_dumper(np.ndarray, _vector_dumper(oids[vector], half == "halfvec"))
+        from psycopg import sql
+
+        statement = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(
+            sql.Identifier(self.schema, table.name), sql.SQL(", ").join(map(sql.Identifier, names)))
+        with raw.cursor() as cur, cur.copy(statement) as copy:
+            copy.set_types([oids[n] for n in names])
+            for row in rows:
+                copy.write_row([row[k] for k in keys])
 
     def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
         # pg_textsearch keeps deleted rows in its corpus statistics until the index is rebuilt: count them.
@@ -403,13 +640,16 @@ class PostgresStores(Records, Stores):
         the middle of a session: every row is committed already."""
         if not final:
             return
+        self._build_deferred_bm25()
         self._rebuild_if_stale()
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             n = conn.execute(select(func.count()).select_from(self.tables.passages)).scalar_one()
             hnsw = self._has_index(conn, HNSW_INDEX)
             change = self.policy.refit(hnsw, n)
             if change == "approximate":
-                conn.execute(text(f"CREATE INDEX {HNSW_INDEX} ON passages USING hnsw (embedding vector_ip_ops)"))
+                self._set_build_settings(conn, int(n))
+                conn.execute(text(f"CREATE INDEX {HNSW_INDEX} ON passages USING hnsw "
+                                  f"(embedding {self.vector_type}_ip_ops)"))
             elif change == "exact":
                 conn.execute(text(f"DROP INDEX {HNSW_INDEX}"))
 
@@ -503,6 +743,8 @@ class PostgresReader(Reader):
             sql, self.params = passages_sql(flt, dialect="postgresql")
             self.scope, self.filtered = f" AND p.id IN ({sql})", True
         self._ef = 0
+        # The query vector as the stored type (a float32 query against halfvec rows is cast down, as they were).
+        self._qvec = f"CAST(:v AS {stores.vector_type})"
 
     def _tune(self, k: int) -> None:
         ef = min(_MAX_EF, max(40, k))
@@ -525,19 +767,23 @@ class PostgresReader(Reader):
         query = " ".join(query_terms(query))
         if not query:  # nothing to match (punctuation only), as in a folder index
             return []
+        rows = self.conn.execute(text(self._top_bm25("k")), {"q": query, "k": k, **self.params})
+        return _bm25_run(rows)
+
+    def _top_bm25(self, limit: str) -> str:
+        """pg_textsearch's ordered top-k: the bare ``ORDER BY text <@> q LIMIT n`` its Block-Max WAND scan serves.
+        No ``<@>`` in WHERE (scored on its own, outside the scan) and no second sort key (an incremental sort
+        above the scan that reads far more of it): the run's tie order and non-matches are settled in Python
+        (:func:`_bm25_run`)."""
         bq = self._bm25()
-        rows = self.conn.execute(
-            text(f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p WHERE (p.text <@> {bq}) < 0{self.scope} "
-                 f"ORDER BY p.text <@> {bq}, p.id LIMIT :k"),
-            {"q": query, "k": k, **self.params},
-        )
-        return [(int(i), float(s)) for i, s in rows]
+        where = f" WHERE TRUE{self.scope}" if self.scope else ""
+        return f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p{where} ORDER BY p.text <@> {bq} LIMIT :{limit}"
 
     def dense(self, qvec: np.ndarray, k: int) -> Run:
         self._tune(k)
         rows = self.conn.execute(
-            text(f"SELECT p.id, -(p.embedding <#> CAST(:v AS vector)) AS s FROM passages p WHERE TRUE{self.scope} "
-                 "ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k"),
+            text(f"SELECT p.id, -(p.embedding <#> {self._qvec}) AS s FROM passages p WHERE TRUE{self.scope} "
+                 f"ORDER BY p.embedding <#> {self._qvec} LIMIT :k"),
             {"v": _vector_text(qvec), "k": k, **self.params},
         )
         # HNSW's relaxed order may return near-ties out of order: the run is sorted as every run is.
@@ -551,24 +797,21 @@ class PostgresReader(Reader):
         return self._gather(query, terms, qvec, k0)
 
     def _gather(self, query: str, terms: str, qvec: np.ndarray, k0: int) -> Candidates:
-        """One statement: the dense top ``k0`` (``dn``), the lexical top ``k0`` (``lt``), the BM25 of the dense
-        candidates (``ld``), and the cosine of every candidate. Every BM25 score comes from an ordered scan of the
-        BM25 index: pg_textsearch 1.0.0 scores ``<@>`` outside such a scan wrongly on a connection's repeated
-        statements (0 for every row on every other execution; tests/integration/test_postgres.py)."""
+        """One statement: the dense top ``k0`` (``dn``, HNSW above the threshold), the lexical top ``k0`` (``lt``,
+        the BM25 index's ordered top-k), and for every candidate its cosine and BM25: a lexical candidate's from
+        the scan, a dense-only candidate's scored on its own (a handful of rows, whatever the corpus size; a
+        connection that never wrote scores it right, see ``write_engine``)."""
         bq = self._bm25()
         self._tune(k0)
         rows = self.conn.execute(
             text(
                 "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope
-                + " ORDER BY p.embedding <#> CAST(:v AS vector) LIMIT :k0), "
-                f"lt AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.text <@> {bq}) < 0{self.scope} ORDER BY p.text <@> {bq}, p.id LIMIT :k0), "
-                f"ld AS MATERIALIZED (SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p "
-                f"WHERE (p.text <@> {bq}) < 0 AND p.id IN (SELECT id FROM dn) "
-                f"ORDER BY p.text <@> {bq} LIMIT :k0), "
-                "ids AS (SELECT id FROM dn UNION SELECT id FROM lt) "
-                "SELECT i.id, -(p.embedding <#> CAST(:v AS vector)), coalesce(lt.s, ld.s, 0) FROM ids i "
-                "JOIN passages p ON p.id = i.id LEFT JOIN lt ON lt.id = i.id LEFT JOIN ld ON ld.id = i.id"
+                + f" ORDER BY p.embedding <#> {self._qvec} LIMIT :k0), "
+                f"lt AS MATERIALIZED ({self._top_bm25('k0')}) "
+                # The candidates' rows by key (an array of ids: a join could read the table through).
+                f"SELECT p.id, -(p.embedding <#> {self._qvec}), coalesce(lt.s, -(p.text <@> {bq})) "
+                "FROM passages p LEFT JOIN lt ON lt.id = p.id "
+                "WHERE p.id = ANY(ARRAY(SELECT id FROM dn UNION SELECT id FROM lt))"
             ),
             {"q": terms, "v": _vector_text(qvec), "k0": k0, **self.params},
         )
@@ -576,11 +819,21 @@ class PostgresReader(Reader):
         lexical: dict[int, float] = {}
         for pid, cos, bm25 in rows:
             dense[int(pid)] = float(cos) if cos is not None else COSINE_MIN
-            lexical[int(pid)] = float(bm25)
+            lexical[int(pid)] = max(float(bm25), 0.0)  # a non-match scores 0 (its <@> is -0)
         return Candidates(query, dense, lexical)
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         return self.stores.hydrate(ids, self.conn)
+
+
+def _bm25_run(rows: Any) -> Run:
+    """An ordered BM25 scan's rows as a run: matches only (a non-match scores 0), each passage once (pg_textsearch
+    1.0.0's scan can return a row twice), ties in id order as in every run."""
+    best: dict[int, float] = {}
+    for pid, score in rows:
+        if score > 0:
+            best.setdefault(int(pid), float(score))
+    return sorted(best.items(), key=lambda x: (-x[1], x[0]))
 
 
 def _reason(exc: DBAPIError) -> str:

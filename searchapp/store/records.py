@@ -259,11 +259,15 @@ class Records(ABC):
                      "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i]}
                 )
             all_ids.append(ids)
-        conn.execute(t.documents.insert(), doc_rows)
+        self._insert(conn, t.documents, doc_rows)
         if passage_rows:
-            conn.execute(t.passages.insert(), passage_rows)
+            self._insert(conn, t.passages, passage_rows)
             self._index(conn, pids.tolist(), texts, section_of)
         return all_ids
+
+    def _insert(self, conn: Connection, table: Table, rows: list[dict[str, object]]) -> None:
+        """Insert rows (keyed by column key) into ``table``: an engine's bulk path where it has one."""
+        conn.execute(table.insert(), rows)
 
     # -- reading -------------------------------------------------------------------------------------------
 

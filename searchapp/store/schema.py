@@ -137,6 +137,11 @@ def _stored_revision(engine: Engine, version_schema: str | None) -> str | None:
     return rows[0][0] if len(rows) == 1 else None
 
 
+def at_head(engine: Engine, version_schema: str | None = None) -> bool:
+    """Whether the schema is at this version's head revision (read only, nothing changed)."""
+    return _stored_revision(engine, version_schema) == _scanned_head()
+
+
 def upgrade(engine: Engine, target: str = "head", version_schema: str | None = None, read_only: bool = False) -> None:
     """Bring the schema to ``target``; refuse a database written by a newer version. ``version_schema``: where
     the revision is kept (an index in a PostgreSQL schema keeps it there, never in another app's table on the
