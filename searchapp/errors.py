@@ -12,6 +12,10 @@ class ConfigError(SearchappError):
     """An invalid setting or an unknown name (model, pooling, fusion, mode)."""
 
 
+class DeviceError(ConfigError):
+    """A device string that is malformed, or names a device this machine cannot use (``cuda`` without a GPU)."""
+
+
 class LoadError(SearchappError):
     """A file could not be read or parsed into text.
 

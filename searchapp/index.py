@@ -19,9 +19,10 @@ import numpy as np
 
 from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
+from searchapp.encode.device import usable
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
-from searchapp.encode.spec import EncoderSpec, precision_of
+from searchapp.encode.spec import EncoderSpec, device_of, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.filters import METADATA_KEY
@@ -48,6 +49,8 @@ _STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_toke
 _STATUS_RULE = ("ivf_threshold",)
 # Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).
 VECTORS_PRECISION_KEY = "vectors_precision"
+# ... and the device classes they were embedded on (``cpu``, ``cuda``; a JSON list, as above).
+VECTORS_DEVICE_KEY = "vectors_device"
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class IndexStats:
     disk_bytes: int
     backend: str = "folder"
     vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
+    vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -73,6 +77,7 @@ class IndexStats:
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
             "vectors_precision": "+".join(self.vectors_precision) or None,
+            "vectors_device": "+".join(self.vectors_device) or None,
         }
 
 
@@ -122,6 +127,7 @@ class Index:
         threads: int | None = None,
         read_only: bool = False,
         lock_wait: float = 0.0,
+        device: str = "auto",
     ) -> None:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigError(f"threads must be a whole number of at least 1, got {threads!r}")
@@ -133,6 +139,9 @@ class Index:
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
+        # Where this process embeds (encode/device.py): a runtime knob, like threads; never stored. A GPU named
+        # but missing is refused before anything is opened or created.
+        self._device = usable(device)
         if isinstance(lock_wait, bool) or not isinstance(lock_wait, int | float) or not 0 <= lock_wait < 10**7:
             raise ConfigError(f"lock_wait must be a number of seconds >= 0, got {lock_wait!r}")
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
@@ -185,14 +194,15 @@ class Index:
         **settings: Any,
     ) -> Index:
         """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` settings by their flat
-        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size``, ``threads`` and ``lock_wait``).
+        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size``, ``threads``, ``lock_wait``
+        and ``device``).
 
         A setting that is ``None`` means "as the index was built" (or the default for a new index); an encoder
         or splitter setting that differs from an existing index's raises ``EncoderMismatchError`` or
         ``ConfigError``; ``precision`` given for an existing index applies to this process only.
         """
         given = {k: v for k, v in settings.items() if v is not None}
-        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait") if k in given}
+        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait", "device") if k in given}
         if not index_exists(os.fspath(path)):
             return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
@@ -217,9 +227,11 @@ class Index:
     # -- parts --------------------------------------------------------------------------------------------
 
     def _encoder_spec(self) -> EncoderSpec:
-        """What this index embeds with: its model and pooling, this process's precision, batch size and threads."""
+        """What this index embeds with: its model and pooling, this process's precision, batch size, threads and
+        device."""
         c = self.config
-        return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads)
+        return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads,
+                           device=self._device)
 
     def _make_encoder(self) -> EncoderLike:
         """The index's ingest encoder, as its spec chooses it (encode/spec.py: the ONNX graph for fp32 where it
@@ -298,6 +310,7 @@ class Index:
         max_file_mb: float | None = None,
         follow_links: bool = False,
         force: bool = False,
+        gpus_per_actor: float = 0,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
         indexed version of a file that holds no text any more).
@@ -309,7 +322,8 @@ class Index:
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
-        detects changes and commits, under the writer lock (docs/distributed.md).
+        detects changes and commits, under the writer lock (docs/distributed.md). ``gpus_per_actor``: GPUs each
+        actor reserves through Ray and embeds on (0: the actors embed on CPUs).
         """
         run = self._ingest(progress)
         if max_file_mb is not None:
@@ -325,16 +339,18 @@ class Index:
             if not isinstance(self._encoder, LazyEncoder):
                 raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
                                   "Index(...) cannot go there: ingest with workers='local'")
-            options = RayOptions.parse(workers, actors, self._threads)
+            options = RayOptions.parse(workers, actors, self._threads, gpus_per_actor)
             connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
             c = self.config
             # Decided once, here: every actor of the run embeds in the same precision, with the backends this
             # process may use.
-            spec = self._encoder_spec().pinned()
+            spec = self._encoder_spec().pinned(options.actor_gpus)
 
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
+            with self.writing():
+                return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared), spec)
         with self.writing():
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared))
 
@@ -344,21 +360,31 @@ class Index:
         with self.writing():
             return self._note_precision(run.run_records(records))
 
-    def _embedding_precision(self) -> str | None:
-        """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
-        return self._encoder_spec().embeds_in if isinstance(self._encoder, LazyEncoder) else precision_of(self._encoder)
+    def _embedded_with(self, spec: EncoderSpec | None) -> tuple[str | None, str | None]:
+        """What this run embeds in and on: (``fp32``/``bf16``/``fp16``, ``cpu``/``cuda``); ``None`` for what an
+        encoder given from outside does not say. ``spec``: the workers' pinned spec, for a Ray run."""
+        if spec is not None:
+            return spec.precision, spec.device
+        if isinstance(self._encoder, LazyEncoder):
+            spec = self._encoder_spec()
+            return spec.embeds_in, spec.on
+        return precision_of(self._encoder), device_of(self._encoder)
 
-    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
-        """Record the precision of the vectors this run stored (called under the write lock), and have the spec
-        prepare what later processes embed with (the model's query graph, exported while its weights are loaded
-        anyway, so later queries start without torch)."""
-        used = self._embedding_precision() if summary.passages_embedded else None
-        if used is not None:
-            held = set(self._vectors_precision())
-            if used not in held:
-                self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
-            if isinstance(self._encoder, LazyEncoder):
-                self._encoder_spec().prepare()
+    def _note_precision(self, summary: IngestSummary, spec: EncoderSpec | None = None) -> IngestSummary:
+        """Record the precision and device class of the vectors this run stored (called under the write lock), and
+        have the spec prepare what later processes embed with (the model's query graph, exported while its weights
+        are loaded anyway, so later queries start without torch)."""
+        if not summary.passages_embedded:
+            return summary
+        rows = {}
+        for key, used in zip((VECTORS_PRECISION_KEY, VECTORS_DEVICE_KEY), self._embedded_with(spec), strict=True):
+            held = set(self._recorded(key))
+            if used is not None and used not in held:
+                rows[key] = json.dumps(sorted(held | {used}))
+        if rows:
+            self.stores.put_settings(rows)
+        if isinstance(self._encoder, LazyEncoder):
+            self._encoder_spec().prepare()
         return summary
 
     def add_texts(
@@ -525,12 +551,14 @@ class Index:
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
-            vectors_precision=tuple(self._vectors_precision()),
+            vectors_precision=tuple(self._recorded(VECTORS_PRECISION_KEY)),
+            vectors_device=tuple(self._recorded(VECTORS_DEVICE_KEY)),
         )
 
-    def _vectors_precision(self) -> list[str]:
-        """The precisions this index's stored vectors were embedded in, as recorded by ingests."""
-        return list(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
+    def _recorded(self, key: str) -> list[str]:
+        """What ingests recorded of this index's stored vectors under ``key``: the precisions (or device classes)
+        they were embedded in."""
+        return list(json.loads(self.stores.settings().get(key, "[]")))
 
     def close(self) -> None:
         """Release the database."""

@@ -15,6 +15,7 @@ import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    DeviceOpt,
     IndexOpt,
     JsonOpt,
     MaxTokensOpt,
@@ -72,6 +73,10 @@ def ingest(
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
     actors: Annotated[int, typer.Option(min=1, help="Encoder actors, with --workers ray.")] = 1,
+    gpus_per_actor: Annotated[float, typer.Option(
+        min=0, max=64, help="GPUs each encoder actor reserves through Ray and embeds on, with --workers ray (0: CPUs).")
+    ] = 0,
+    device: DeviceOpt = "auto",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads for the model (default: all cores).")
     ] = None,
@@ -91,11 +96,12 @@ def ingest(
         params = parse_params(pooling_param) if pooling_param else None
         ix = Index.open_or_create(
             index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
-            precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
+            precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait, device=device,
         )
         with ix, embedding_progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
-                                workers=workers, actors=actors, max_file_mb=max_file_mb,
+                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor,
+                                max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
     for failed_path, reason in [*summary.failures, *summary.warnings]:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, errors, say
+from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, errors, say
 from searchapp.errors import SearchappError
 
 
@@ -56,6 +56,7 @@ def serve(
     max_body_mb: Annotated[float, typer.Option(min=0.001, help="Largest request body accepted, in MiB.")] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
     wait: WaitOpt = 0.0,
+    device: DeviceOpt = "auto",
     lazy: Annotated[
         bool, typer.Option("--lazy", help="Load the model on the first query instead of at start.")
     ] = False,
@@ -78,8 +79,11 @@ def serve(
             raise SearchappError(
                 f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
             ) from exc
+        from searchapp.encode.device import usable
         from searchapp.index import Index
         from searchapp.store.locate import display, index_exists, is_postgres
+
+        device = usable(device)  # before the port is bound or anything is announced
 
         if not _is_loopback(host) and not api_key:
             say(f"warning: serving on {host} without an API key; anyone who can reach it can use it, and only "
@@ -90,7 +94,8 @@ def serve(
         if not read_only and not index_exists(index):
             say(f"warning: no index at {shown}: serving a new, empty one", err=True)
         try:
-            ix = Index(index, read_only=True) if read_only else Index.open_or_create(index, lock_wait=wait)
+            ix = (Index(index, read_only=True, device=device) if read_only
+                  else Index.open_or_create(index, lock_wait=wait, device=device))
         except BaseException:
             sock.close()
             raise

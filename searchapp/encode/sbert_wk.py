@@ -45,15 +45,15 @@ def layer_weights(gram: torch.Tensor, m: int, clip_left: bool = False) -> torch.
     """
     n_tok, n = gram.shape[0], gram.shape[-1]
     if n == 1:
-        return torch.ones(n_tok, 1, dtype=gram.dtype)
-    nov = torch.empty(n_tok, n, dtype=gram.dtype)
-    align = torch.empty(n_tok, n, dtype=gram.dtype)
+        return torch.ones(n_tok, 1, dtype=gram.dtype, device=gram.device)
+    nov = torch.empty(n_tok, n, dtype=gram.dtype, device=gram.device)
+    align = torch.empty(n_tok, n, dtype=gram.dtype, device=gram.device)
     groups: dict[int, list[int]] = {}
     wins = windows(n, m, clip_left)
     for k, w in enumerate(wins):
         groups.setdefault(len(w), []).append(k)
     for s, ks in groups.items():
-        idx = torch.tensor([wins[k] for k in ks])  # (K, s)
+        idx = torch.tensor([wins[k] for k in ks], device=gram.device)  # (K, s)
         sub = gram[:, idx[:, :, None], idx[:, None, :]]  # (N, K, s, s)
         r_mat = _chol_r(sub)  # (N, K, s, s) upper triangular, R^T R = sub
         r = r_mat[..., :, -1]  # (N, K, s)
@@ -102,7 +102,7 @@ def token_importance(gram: torch.Tensor) -> torch.Tensor:
     off = torch.diagonal(gram, offset=1, dim1=-2, dim2=-1)  # (N, n-1): <x_k, x_k+1>
     sims = off / (diag[:, :-1] * diag[:, 1:]).clamp_min(_EPS)
     if sims.shape[-1] == 0:
-        return torch.zeros(gram.shape[0], dtype=gram.dtype)
+        return torch.zeros(gram.shape[0], dtype=gram.dtype, device=gram.device)
     return sims.var(dim=-1, unbiased=False)
 
 
@@ -132,7 +132,7 @@ def sbert_wk(
     x = hidden_states[start:].float()  # (n, B, T, d)
     n, batch, length, dim = x.shape
     lengths = mask.sum(dim=1)
-    positions = torch.arange(length).expand(batch, length)
+    positions = torch.arange(length, device=mask.device).expand(batch, length)
     # Every sentence keeps at least its first token, so a [CLS]-only input still gets a vector.
     used = (positions < (lengths - 1).clamp_min(1)[:, None]) & (mask > 0)  # (B, T)
     # All positions at once, padding included (length-sorted batches keep it small): a gather of the used
@@ -141,7 +141,7 @@ def sbert_wk(
     if word_vectors == "fused":
         a = layer_weights(gram, window, clip_left).reshape(batch, length, n)
     elif word_vectors == "last":
-        a = torch.zeros(batch, length, n, dtype=gram.dtype)
+        a = torch.zeros(batch, length, n, dtype=gram.dtype, device=gram.device)
         a[..., -1] = 1.0
     else:
         raise ValueError(f"word_vectors must be 'fused' or 'last', got {word_vectors!r}")

@@ -11,5 +11,5 @@ def test_explicit_precisions_pass_through_and_auto_resolves() -> None:
 
 
 def test_unknown_precision_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="fp16"):
-        check_precision("fp16")
+    with pytest.raises(ConfigError, match="fp8"):
+        check_precision("fp8")
