@@ -76,15 +76,37 @@ def layer_weights(gram: torch.Tensor, m: int, clip_left: bool = False) -> torch.
     return a
 
 
+def _cholesky(sub: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lower-triangular ``L`` with ``L L^T = sub`` for a batch of tiny SPD matrices, and where it failed (a pivot
+    not positive, as LAPACK's ``potrf`` fails): float64 ``(..., s, s)`` and bool ``(...)``.
+
+    Column by column over the whole batch (``s`` is a window, 2 to 2m+1 layers): ``torch.linalg.cholesky_ex``
+    calls LAPACK once per 2x2 or 3x3 matrix, tens of thousands of calls a batch of passages, and was most of
+    SBERT-WK's pooling time.
+    """
+    size = sub.shape[-1]
+    low = torch.zeros_like(sub)
+    failed = torch.zeros(sub.shape[:-2], dtype=torch.bool, device=sub.device)
+    for j in range(size):
+        row = low[..., j, :j]
+        pivot = sub[..., j, j] - (row * row).sum(-1)
+        failed |= ~(pivot > 0)  # NaN too
+        diag = pivot.clamp_min(0).sqrt()
+        low[..., j, j] = diag
+        if j + 1 < size:
+            below = sub[..., j + 1 :, j] - (low[..., j + 1 :, :j] * row[..., None, :]).sum(-1)
+            low[..., j + 1 :, j] = below / diag[..., None]
+    return low, failed
+
+
 def _chol_r(sub: torch.Tensor) -> torch.Tensor:
     """Upper-triangular ``R`` with ``R^T R = sub``; QR of a matrix with that Gram where Cholesky fails.
 
     Cholesky fails only for a rank-deficient window (a layer state repeated exactly); there the QR of the
     symmetric square root's factor gives an ``R`` with the same Gram, as the reference's QR would.
     """
-    low, info = torch.linalg.cholesky_ex(sub)
+    low, failed = _cholesky(sub)
     r = low.transpose(-1, -2)
-    failed = info != 0
     if failed.any():
         evals, evecs = torch.linalg.eigh(sub[failed])
         root = evecs * evals.clamp_min(0).sqrt()[..., None, :]  # sub = root root^T
