@@ -161,7 +161,6 @@ class Encoder:
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
         """Vectors for ``texts``: float32 ``(n, d)``, rows of unit length (a zero vector stays zero)."""
-
         model = self._load()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:

@@ -9,13 +9,17 @@ always gets an encoder.
 - ``onnx``: ``OnnxEncoder`` (encode/onnx_encoder.py), last-layer poolings only; the passages of an fp32 index
   and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
+- ``openvino``: ``OpenVinoEncoder`` (encode/openvino_encoder.py, the ``openvino`` extra), last-layer poolings
+  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there), the model compiled under
+  OpenVINO's bf16 hint: 3x torch fp32's forward pass and 2x torch bf16's here (docs/performance.md).
+  ``SEARCHAPP_OPENVINO=1`` switches it on (``openvino_encoder.DEFAULT``).
 - ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 
 The device is the spec's too: ``auto`` (a GPU where one is usable, else the CPU), ``cpu``, ``cuda``, ``cuda:N``
 (encode/device.py). The ONNX graph runs on the CPU, so on a GPU the passages go through torch; a question is
 still embedded through ONNX Runtime (one short text: a GPU would not be faster, and a query stays torch-free).
 
-A backend to come (OpenVINO) is one more entry: what it serves, how it is made, what it prepares.
+Another backend is one more entry: what it serves, how it is made, what it prepares.
 """
 
 from __future__ import annotations
@@ -23,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from searchapp.encode import onnx_encoder
+from searchapp.encode import onnx_encoder, openvino_encoder
 from searchapp.encode.catalog import DEFAULT_MODEL
 from searchapp.encode.device import check_device, device_class, resolve_device
 from searchapp.encode.encoder import Encoder, LazyEncoder
-from searchapp.encode.precision import PRECISIONS, check_precision, resolve
+from searchapp.encode.precision import PRECISIONS, check_precision, native_bf16, resolve
 from searchapp.errors import ConfigError, ModelLoadError
 from searchapp.types import EncoderLike
 
@@ -171,6 +175,30 @@ class OnnxBackend:
             onnx_encoder.prepare_graph(spec.model, spec.pooling, spec.pooling_params)
 
 
+class OpenVinoBackend:
+    """``OpenVinoEncoder``: the model compiled by OpenVINO under its bf16 hint (converted on first need)."""
+
+    name = "openvino"
+
+    def switched_on(self) -> bool:
+        return openvino_encoder.enabled()
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        # Passages only (a question goes through the ONNX graph, which starts faster), on a CPU whose bf16 is
+        # native: elsewhere OpenVINO would run the hint in fp32 and the index would record bf16 wrongly.
+        fits = purpose == "ingest" and spec.on == "cpu" and spec.embeds_in == "bf16" and native_bf16()
+        return fits and openvino_encoder.available(spec.pooling, spec.pooling_params)
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        return openvino_encoder.load(spec.model, spec.pooling, spec.threads, batch_size=spec.batch_size)
+
+    def made(self, encoder: object) -> bool:
+        return isinstance(encoder, openvino_encoder.OpenVinoEncoder)
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        pass
+
+
 class TorchBackend:
     """``Encoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
 
@@ -195,7 +223,7 @@ class TorchBackend:
 
 
 # In order of preference; every list of backend names comes from here.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), TorchBackend())}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), OpenVinoBackend(), TorchBackend())}
 
 
 def backend_of(encoder: object) -> str | None:

@@ -91,6 +91,23 @@ class TransformerModel:
         """Word pieces a text may have, special tokens excluded."""
         return self.max_length - SPECIAL_TOKENS
 
+    def last_layer(self) -> tuple[torch.nn.Module, list[str], tuple[torch.Tensor, ...]]:
+        """For exporters: a module of the model's positional inputs returning the last layer's states ``(B, T, d)``,
+        its input names in order (ids, mask[, token types]) and a sample input for tracing."""
+        names = ["input_ids", "attention_mask"] + (["token_type_ids"] if self.token_types else [])
+        inner = self.model
+
+        class LastLayer(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+                return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+        sample = torch.ones((2, 8), dtype=torch.long)
+        return LastLayer(), names, tuple(sample if n != "token_type_ids" else torch.zeros_like(sample) for n in names)
+
     def inputs(self, texts: list[str], truncate: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Token ids and attention mask of ``texts`` padded to the longest: int64 ``(B, T)`` each, on the host
         (in pinned memory for a GPU, so that their copy to it does not wait for the host).
