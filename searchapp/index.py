@@ -333,6 +333,9 @@ class Index:
         run.follow_links = follow_links
         run.force = force
         prepared = None
+        if gpus_per_actor and workers == "local":
+            raise ConfigError("--gpus-per-actor reserves GPUs for Ray's encoder actors: use it with --workers ray "
+                              "(in this process, --device picks the GPU)")
         if workers != "local":
             from searchapp.ingest.distributed import RayOptions, connect, run_on_ray
 

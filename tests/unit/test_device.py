@@ -96,6 +96,16 @@ def test_a_gpu_ingest_goes_through_torch_and_its_workers_embed_on_their_gpu(monk
     assert on_cpu.device == "cpu"
 
 
+def test_gpus_per_actor_without_ray_is_refused(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("some text")
+    with Index(tmp_path / "ix", create=True, encoder=fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="--gpus-per-actor reserves GPUs for Ray's encoder actors: use it with "
+                           r"--workers ray \(in this process, --device picks the GPU\)"):
+            ix.ingest(tmp_path / "docs", gpus_per_actor=1)
+        assert ix.stats().documents == 0
+
+
 @pytest.mark.parametrize("command", [["ingest", "docs"], ["eval", "data"], ["serve"]])
 def test_the_cli_says_a_bad_device_in_one_line(command: list[str], tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch, no_gpu: None) -> None:
