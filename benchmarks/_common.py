@@ -34,7 +34,7 @@ SETS: dict[str, str] = {
 SETS_OPTION = ",".join(f"{name}:{split}" for name, split in SETS.items())
 
 # Distributions whose versions move the figures; those not installed are left out of the record.
-VERSIONED = ("searchapp", "torch", "onnxruntime", "faiss-cpu", "numpy", "tokenizers")
+VERSIONED = ("searchapp", "torch", "onnxruntime", "openvino", "nncf", "faiss-cpu", "numpy", "tokenizers")
 
 T = TypeVar("T")
 

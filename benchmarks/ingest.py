@@ -1,6 +1,6 @@
 """Whole-ingest throughput against the raw fp32 forward pass of the same passages in the same batches.
 
-    .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16] [--json]
+    .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16] [--device cpu|cuda] [--json]
     unshare --net sh -c 'ip link set lo up && .venv/bin/python benchmarks/ingest.py --precision fp32 --workers ray'
 
 Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a
@@ -78,7 +78,10 @@ def write_corpus(folder: Path, n: int) -> None:
 
 
 def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
-    """Seconds of the forward pass alone over ``texts`` grouped and sorted as the ingest does."""
+    """Seconds of the forward pass alone over ``texts`` grouped and sorted as the ingest does (on a GPU, until
+    its work is done)."""
+    import torch
+
     model = encoder._load()
     total = 0.0
     for g in range(0, len(texts), FLUSH_PASSAGES):
@@ -89,6 +92,8 @@ def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
             chunk = [group[j] for j in order[i : i + batch]]
             start = time.perf_counter()
             model.forward(chunk, all_layers=False)  # the least a forward pass can do: the last layer only
+            if model.cuda:
+                torch.cuda.synchronize()
             total += time.perf_counter() - start
     return total
 
@@ -102,6 +107,8 @@ def main() -> None:
                     "same run (a local Ray cluster started before the timer; its actors load the model inside it)")
     ap.add_argument("--actors", type=int, default=1)
     ap.add_argument("--index", help="also PostgreSQL, new schemas under this URL: postgresql+psycopg://USER@HOST/DB")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N: where both the ingest and the raw forward "
+                    "pass run (on a GPU the raw pass is torch in fp32 in batches of --batch)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     record = machine()
@@ -114,11 +121,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
         write_corpus(corpus, args.docs)
-        fp32 = Encoder(precision="fp32", batch_size=args.batch)  # torch: the raw forward pass's model
+        fp32 = Encoder(precision="fp32", batch_size=args.batch, device=args.device)  # the raw forward pass's
         fp32.encode(["warm up"])
         for precision in args.precision:
             with Index(Path(tmp) / f"ix-{precision}", create=True, config=IndexConfig(precision=precision),
-                       batch_size=args.batch) as ix:
+                       batch_size=args.batch, device=args.device) as ix:
                 # The index's own encoder (fp32: ONNX Runtime where it serves the pooling), loaded beforehand.
                 ix.encoder.encode(["warm up"])
                 summary = ix.ingest(corpus)
@@ -156,7 +163,11 @@ def main() -> None:
                 })
             rows.append(row)
         extra = write_only(corpus, Path(tmp), args.index, Precomputed(fp32.dimension)) if args.index else {}
-    result = {"machine": record, "batch": args.batch, "rows": rows, **extra}
+    result = {"machine": record, "batch": args.batch, "device": args.device, "rows": rows, **extra}
+    if args.device.startswith("cuda"):
+        import torch
+
+        result["gpu"] = torch.cuda.get_device_name(torch.device(args.device))
     if args.json:
         print_json(result)
         return

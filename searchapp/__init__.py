@@ -12,6 +12,7 @@ from searchapp.config import IndexConfig
 from searchapp.encode.encoder import Encoder
 from searchapp.errors import (
     ConfigError,
+    DeviceError,
     DocumentNotFoundError,
     EncoderMismatchError,
     IndexLockedError,
@@ -31,6 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
+    "DeviceError",
     "Document",
     "DocumentNotFoundError",
     "DocumentText",

@@ -17,6 +17,10 @@ class ReadOnlyError(ConfigError):
     connection or role, a hot standby). The message names the reason."""
 
 
+class DeviceError(ConfigError):
+    """A device string that is malformed, or names a device this machine cannot use (``cuda`` without a GPU)."""
+
+
 class LoadError(SearchappError):
     """A file could not be read or parsed into text.
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from searchapp.config import IndexConfig
+from searchapp.encode.device import resolve_device
 from searchapp.errors import SearchappError
 from searchapp.evaluate.beir import load_beir
 from searchapp.evaluate.known_items import KnownItems, read_questions
@@ -20,14 +21,14 @@ from searchapp.query.fusion import Fusion
 from searchapp.store.locate import display
 
 
-def _open(path: str | Path, config: IndexConfig, cached: bool, folder: bool = False) -> Index:
+def _open(path: str | Path, config: IndexConfig, cached: bool, folder: bool = False, device: str = "auto") -> Index:
     # A folder's cache index is keyed by what its passages are embedded with (runner.index_path), the passage
     # context among it; a benchmark's records carry no headings, so their context cannot change a vector.
     context = config.passage_context if cached and folder else None
     index = Index.open_or_create(
         path, model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
         max_tokens=config.splitter.max_tokens, overlap=config.splitter.overlap, precision=config.precision,
-        passage_context=context,
+        passage_context=context, device=device,
     )
     if cached:
         # A cache index always evaluates this version's hybrid defaults; an index named with --index keeps its
@@ -47,11 +48,13 @@ def prepare(
     k0: int | None = None,
     index_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    device: str = "auto",
 ) -> Prepared:
-    """Load the split, build or reuse the corpus index, and gather every judged query's runs."""
+    """Load the split, build or reuse the corpus index (embedding on ``device``: encode/device.py), and gather every
+    judged query's runs."""
     data = load_beir(folder, split)
-    path = index_dir or index_path(folder, config)
-    with _open(path, config, cached=index_dir is None) as index:
+    path = index_dir or index_path(folder, config, device=resolve_device(device))
+    with _open(path, config, cached=index_dir is None, device=device) as index:
         if index.stats().documents != len(data.corpus):
             if progress:
                 progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
@@ -78,6 +81,7 @@ def prepare_folder(
     index_dir: str | None = None,
     progress: Callable[[str], None] | None = None,
     embedding: Progress | None = None,
+    device: str = "auto",
 ) -> FolderCheck:
     """Read the questions about ``folder``, bring its index up to date (an incremental ingest: only what changed
     since the last run is read and embedded) and gather every question's runs.
@@ -90,8 +94,8 @@ def prepare_folder(
         raise SearchappError(f"{folder}: not a folder (give the folder the questions' paths are relative to)")
     items = read_questions(questions, folder)  # before any indexing work
     root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
-    path = index_dir or index_path(folder, config, kind="folder")
-    with _open(path, config, cached=index_dir is None, folder=True) as index:
+    path = index_dir or index_path(folder, config, kind="folder", device=resolve_device(device))
+    with _open(path, config, cached=index_dir is None, folder=True, device=device) as index:
         summary = index.ingest(root, progress=embedding)
         changed = summary.added + summary.updated + summary.removed
         if progress and changed:

@@ -19,9 +19,10 @@ import numpy as np
 
 from searchapp.config import IndexConfig, flat_names
 from searchapp.encode.catalog import model_max_tokens
+from searchapp.encode.device import usable
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
-from searchapp.encode.spec import EncoderSpec, precision_of
+from searchapp.encode.spec import EncoderSpec, device_of, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError, ReadOnlyError
 from searchapp.filters import METADATA_KEY
@@ -59,6 +60,8 @@ _STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_toke
 _STATUS_RULE = ("ivf_threshold",)
 # Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).
 VECTORS_PRECISION_KEY = "vectors_precision"
+# ... and the device classes they were embedded on (``cpu``, ``cuda``; a JSON list, as above).
+VECTORS_DEVICE_KEY = "vectors_device"
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class IndexStats:
     backend: str = "folder"
     vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
     facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
+    vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -84,7 +88,8 @@ class IndexStats:
             **{name: flat[name] for name in _STATUS_SETTINGS},
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
-            "vectors_precision": "+".join(self.vectors_precision) or None, **self.facts,
+            "vectors_precision": "+".join(self.vectors_precision) or None,
+            "vectors_device": "+".join(self.vectors_device) or None, **self.facts,
         }
 
 
@@ -134,6 +139,7 @@ class Index:
         threads: int | None = None,
         read_only: bool = False,
         lock_wait: float = 0.0,
+        device: str = "auto",
     ) -> None:
         if threads is not None:
             whole("threads", threads, ge=1, le=MAX_THREADS)
@@ -144,6 +150,9 @@ class Index:
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
+        # Where this process embeds (encode/device.py): a runtime knob, like threads; never stored. A GPU named
+        # but missing is refused before anything is opened or created.
+        self._device = usable(device)
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
         self.lock_wait = seconds("lock_wait", lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
@@ -194,14 +203,15 @@ class Index:
         **settings: Any,
     ) -> Index:
         """Open the index at ``path``, or create it with ``settings`` (``IndexConfig`` settings by their flat
-        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size``, ``threads`` and ``lock_wait``).
+        names, e.g. ``max_tokens`` or ``alpha``, plus the runtime knobs ``batch_size``, ``threads``, ``lock_wait``
+        and ``device``).
 
         A setting that is ``None`` means "as the index was built" (or the default for a new index); an encoder
         or splitter setting that differs from an existing index's raises ``EncoderMismatchError`` or
         ``ConfigError``; ``precision`` given for an existing index applies to this process only.
         """
         given = {k: v for k, v in settings.items() if v is not None}
-        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait") if k in given}
+        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait", "device") if k in given}
         if not index_exists(os.fspath(path)):
             return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
         runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
@@ -226,9 +236,11 @@ class Index:
     # -- parts --------------------------------------------------------------------------------------------
 
     def _encoder_spec(self) -> EncoderSpec:
-        """What this index embeds with: its model and pooling, this process's precision, batch size and threads."""
+        """What this index embeds with: its model and pooling, this process's precision, batch size, threads and
+        device."""
         c = self.config
-        return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads)
+        return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads,
+                           device=self._device)
 
     def _make_encoder(self) -> EncoderLike:
         """The index's ingest encoder, as its spec chooses it (encode/spec.py: the ONNX graph for fp32 where it
@@ -308,6 +320,7 @@ class Index:
         follow_links: bool = False,
         force: bool = False,
         within: Collection[str] | None = None,
+        gpus_per_actor: float = 0,
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
         indexed version of a file that holds no text any more).
@@ -321,9 +334,10 @@ class Index:
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
-        detects changes and commits, under the writer lock (docs/distributed.md).
+        detects changes and commits, under the writer lock (docs/distributed.md). ``gpus_per_actor``: GPUs each
+        actor reserves through Ray and embeds on (0: the actors embed on CPUs).
         """
-        options = check_workers(workers, actors, self._threads)  # before anything: a bad value is one line
+        options = check_workers(workers, actors, self._threads, gpus_per_actor)  # before anything: one line
         run = self._ingest(progress)
         if max_file_mb is not None:
             if (not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool)
@@ -333,6 +347,7 @@ class Index:
         run.follow_links = follow_links
         run.force = force
         prepared = None
+        spec: EncoderSpec | None = None  # the workers' pinned spec, for a Ray run
         if options is not None:
             from searchapp.ingest.distributed import connect, run_on_ray
 
@@ -343,12 +358,12 @@ class Index:
             c = self.config
             # Decided once, here: every actor of the run embeds in the same precision, with the backends this
             # process may use.
-            spec = self._encoder_spec().pinned()
+            spec = self._encoder_spec().pinned(options.actor_gpus)
 
             def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
                 return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
 
-        run.before_first_vectors = self._record_precision
+        run.before_first_vectors = lambda: self._record_precision(spec)
         with self.writing():
             return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
 
@@ -360,19 +375,27 @@ class Index:
         with self.writing():
             return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
-    def _embedding_precision(self) -> str | None:
-        """What this process embeds in: ``fp32`` or ``bf16`` (``None`` for an encoder that does not say)."""
-        return self._encoder_spec().embeds_in if isinstance(self._encoder, LazyEncoder) else precision_of(self._encoder)
+    def _embedded_with(self, spec: EncoderSpec | None) -> tuple[str | None, str | None]:
+        """What this run embeds in and on: (``fp32``/``bf16``/``fp16``, ``cpu``/``cuda``); ``None`` for what an
+        encoder given from outside does not say. ``spec``: the workers' pinned spec, for a Ray run."""
+        if spec is not None:
+            return spec.precision, spec.device
+        if isinstance(self._encoder, LazyEncoder):
+            spec = self._encoder_spec()
+            return spec.embeds_in, spec.on
+        return precision_of(self._encoder), device_of(self._encoder)
 
-    def _record_precision(self) -> None:
-        """Record the precision this process embeds in among the stored vectors' (under the write lock, just
-        before the first write of a run that stores vectors: a run that fails after it, on a full disk say,
-        leaves none of its vectors unrecorded)."""
-        used = self._embedding_precision()
-        if used is not None:
-            held = set(self._vectors_precision())
-            if used not in held:
-                self.stores.put_settings({VECTORS_PRECISION_KEY: json.dumps(sorted(held | {used}))})
+    def _record_precision(self, spec: EncoderSpec | None = None) -> None:
+        """Record the precision and device class this run embeds in and on among the stored vectors' (under the
+        write lock, just before the first write of a run that stores vectors: a run that fails after it, on a
+        full disk say, leaves none of its vectors unrecorded). ``spec``: the workers' pinned spec, for Ray."""
+        rows = {}
+        for key, used in zip((VECTORS_PRECISION_KEY, VECTORS_DEVICE_KEY), self._embedded_with(spec), strict=True):
+            held = set(self._recorded(key))
+            if used is not None and used not in held:
+                rows[key] = json.dumps(sorted(held | {used}))
+        if rows:
+            self.stores.put_settings(rows)
 
     def _note_precision(self, summary: IngestSummary) -> IngestSummary:
         """After a run that embedded passages, have the spec prepare what later processes embed with (the
@@ -559,12 +582,14 @@ class Index:
             path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
-            vectors_precision=tuple(self._vectors_precision()), facts=self.stores.facts(),
+            vectors_precision=tuple(self._recorded(VECTORS_PRECISION_KEY)),
+            vectors_device=tuple(self._recorded(VECTORS_DEVICE_KEY)), facts=self.stores.facts(),
         )
 
-    def _vectors_precision(self) -> list[str]:
-        """The precisions this index's stored vectors were embedded in, as recorded by ingests."""
-        return list(json.loads(self.stores.settings().get(VECTORS_PRECISION_KEY, "[]")))
+    def _recorded(self, key: str) -> list[str]:
+        """What ingests recorded of this index's stored vectors under ``key``: the precisions (or device classes)
+        they were embedded in."""
+        return list(json.loads(self.stores.settings().get(key, "[]")))
 
     def close(self) -> None:
         """Release the database."""

@@ -30,6 +30,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Queries embed with torch unless a test asks for the ONNX path (tests/integration/test_onnx_encoder.py):
     # with a home per test, every test would otherwise export the model's graph again.
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
+    # Likewise bf16 ingests embed with torch unless a test asks for OpenVINO (tests/integration/test_openvino.py).
+    monkeypatch.setenv("SEARCHAPP_OPENVINO", "0")
     monkeypatch.chdir(tmp_path)
 
 

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from searchapp.display import printable
+from searchapp.encode.device import DEVICES
 from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
@@ -66,7 +67,12 @@ PoolingParamOpt = Annotated[
 PrecisionOpt = Annotated[
     str | None,
     typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where the CPU has bf16 "
-                 "instructions; default: the index's, else auto)."),
+                 "instructions, bf16 or fp16 on a GPU; fp16 on a GPU only; default: the index's, else auto)."),
+]
+DeviceOpt = Annotated[
+    str,
+    typer.Option(help=f"Where the model runs: {', '.join(DEVICES)} (auto: a CUDA GPU where one is usable, else the "
+                 "CPU)."),
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from searchapp.cli.common import (
+    DeviceOpt,
     JsonOpt,
     MaxTokensOpt,
     ModelOpt,
@@ -23,6 +24,7 @@ from searchapp.cli.common import (
     fusion_options,
     say,
 )
+from searchapp.encode.device import usable
 from searchapp.errors import SearchappError
 from searchapp.evaluate.known_items import MISS_DEPTH
 from searchapp.evaluate.metrics import METRICS
@@ -82,6 +84,7 @@ def eval_cmd(
     show_misses: Annotated[bool, typer.Option(
         "--show-misses", help="With --questions: list, per mode, the questions whose target was not first, and "
         "what was ranked above it.")] = False,
+    device: DeviceOpt = "auto",
     as_json: JsonOpt = False,
     *,
     fusion: dict[str, Any],
@@ -94,16 +97,18 @@ def eval_cmd(
 
     with errors():
         base = _encoder_config(model, pooling, pooling_param, max_tokens, precision)
+        device = usable(device)
         modes = modes_for(mode)
         for m in modes:
             check("mode", m)  # before any indexing work
     if questions is not None:
-        _eval_questions(dataset, questions, base, modes, index, fusion, run_file, show_misses, as_json)
+        _eval_questions(dataset, questions, base, modes, index, fusion, run_file, show_misses, as_json, device)
         return
     with errors():
         if show_misses:
             raise SearchappError("--show-misses lists the misses of --questions: give a questions file")
-        prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress)
+        prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress,
+                           device=device)
         settings = resolve_fusion(prepared.fusion, fusion)
         results = {m: prepared.score(m, settings) for m in modes}
         if run_file is not None:
@@ -131,6 +136,7 @@ def _eval_questions(
     run_file: Path | None,
     show_misses: bool,
     as_json: bool,
+    device: str = "auto",
 ) -> None:
     """``eval FOLDER --questions FILE``: the known-item check of a folder of documents (docs/evaluation.md)."""
     from searchapp.cli.index_commands import embedding_progress
@@ -142,7 +148,7 @@ def _eval_questions(
     with errors():
         with embedding_progress() as embedding:
             folder_check = prepare_folder(folder, questions, base, k0=fusion["k0"], index_dir=index, progress=_progress,
-                                   embedding=embedding)
+                                   embedding=embedding, device=device)
         prepared = folder_check.prepared
         settings = resolve_fusion(prepared.fusion, fusion)
         rankings = {m: prepared.run_for(m, settings) for m in modes}

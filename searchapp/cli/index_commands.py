@@ -16,6 +16,7 @@ import typer
 from searchapp.cli.common import (
     DEFAULT_INDEX,
     BatchSizeOpt,
+    DeviceOpt,
     ExcludeOpt,
     FollowLinksOpt,
     IncludeOpt,
@@ -80,6 +81,10 @@ def ingest(
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
     ] = "local",
     actors: Annotated[int, typer.Option(min=1, max=MAX_THREADS, help="Encoder actors, with --workers ray.")] = 1,
+    gpus_per_actor: Annotated[float, typer.Option(
+        min=0, max=64, help="GPUs each encoder actor reserves through Ray and embeds on, with --workers ray (0: CPUs).")
+    ] = 0,
+    device: DeviceOpt = "auto",
     threads: ThreadsOpt = None,
     force: Annotated[
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
@@ -93,12 +98,13 @@ def ingest(
 
     with errors():
         check_root(path)  # before creating an index for nothing
-        check_workers(workers, actors)  # likewise: a bad value, or a cluster address with nothing there
+        check_workers(workers, actors, gpus=gpus_per_actor)  # likewise: a bad value, or nothing at an address
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
-                             threads, wait)
+                             threads, wait, device)
         with ix, embedding_progress() as progress:
             summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
-                                workers=workers, actors=actors, max_file_mb=max_file_mb,
+                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor,
+                                max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force)
     warn_failures(summary)
     if as_json:
@@ -114,15 +120,17 @@ def ingest(
 def open_for_ingest(
     index: str, model: str | None, pooling: str | None, pooling_param: list[str] | None, max_tokens: int | None,
     overlap: int | None, precision: str | None, batch_size: int, threads: int | None, wait: float,
+    device: str = "auto",
 ) -> Index:
-    """The index an ingest (or a watch) writes to, opened or created with the encoder and splitter options."""
+    """The index an ingest (or a watch) writes to, opened or created with the encoder and splitter options, embedding
+    on ``device``."""
     from searchapp.index import Index
     from searchapp.keyvalue import parse_params
 
     params = parse_params(pooling_param) if pooling_param else None
     return Index.open_or_create(
         index, model=model, pooling=pooling, pooling_params=params, max_tokens=max_tokens, overlap=overlap,
-        precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait,
+        precision=precision, batch_size=batch_size, threads=threads, lock_wait=wait, device=device,
     )
 
 

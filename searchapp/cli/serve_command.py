@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, display_path, errors, say
+from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, display_path, errors, say
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError
 from searchapp.query.options import MAX_FILE_MB
@@ -71,9 +71,10 @@ def warn_if_exposed(host: str, api_key: str | None) -> None:
             "requests addressed to localhost or 127.0.0.1 are answered: set --api-key", err=True)
 
 
-def open_index(index: str, read_only: bool, wait: float, lazy: bool) -> tuple[Index, str]:
+def open_index(index: str, read_only: bool, wait: float, lazy: bool, device: str = "auto") -> tuple[Index, str]:
     """The index a server serves, and how it is shown: a read-only server's must exist, a writable one's is made
-    when missing (with a warning); the model loaded unless ``lazy`` (the first query would otherwise wait)."""
+    when missing (with a warning); the model loaded unless ``lazy`` (the first query would otherwise wait), to
+    embed on ``device``."""
     from searchapp.index import Index
     from searchapp.store.locate import display, index_exists, is_postgres
 
@@ -81,7 +82,8 @@ def open_index(index: str, read_only: bool, wait: float, lazy: bool) -> tuple[In
     # A read-only server must not create anything; a writable one may start from an empty index, and says so.
     if not read_only and not index_exists(index):
         say(f"warning: no index at {shown}: serving a new, empty one", err=True)
-    ix = Index(index, read_only=True) if read_only else Index.open_or_create(index, lock_wait=wait)
+    ix = (Index(index, read_only=True, device=device) if read_only
+          else Index.open_or_create(index, lock_wait=wait, device=device))
     if not lazy:
         try:
             say("loading the model", err=True)
@@ -113,6 +115,7 @@ def serve(
     ] = 16.0,
     ui: Annotated[bool, typer.Option("--ui/--no-ui", help="Serve the search page at /.")] = True,
     wait: WaitOpt = 0.0,
+    device: DeviceOpt = "auto",
     lazy: LazyOpt = False,
     access_log: Annotated[
         bool, typer.Option("--access-log", help="A line per request on stderr: client, method, path, status, time "
@@ -139,13 +142,16 @@ def serve(
             raise SearchappError(
                 f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
             ) from exc
+        from searchapp.encode.device import usable
+
+        device = usable(device)  # before the port is bound or anything is announced
         warn_if_exposed(host, api_key)
         if watch and read_only:
             raise ConfigError("--watch writes to the index: it cannot go with --read-only")
         roots = real_folders(watch or [])
         sock = listen(host, port)  # before anything is created or announced: a port in use is one line
         try:
-            ix, shown = open_index(index, read_only, wait, lazy)
+            ix, shown = open_index(index, read_only, wait, lazy, device)
         except BaseException:
             sock.close()
             raise

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchapp.encode.catalog import DEFAULT_MODEL, canonical_name
+from searchapp.encode.device import check_device, resolve_device
 from searchapp.encode.pooling import get_pooling, last_layer_only
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError
 from searchapp.types import EncoderLike
 
 if TYPE_CHECKING:
-    from searchapp.encode.transformer import TransformerModel
+    from searchapp.encode.transformer import LayerStates, TransformerModel
 
 
 class _Turns:
@@ -60,31 +61,37 @@ class _Turns:
                 self._cond.notify_all()
 
 
-_MODELS: dict[tuple[str, int | None, str], TransformerModel] = {}
+_MODELS: dict[tuple[str, int | None, str, str], TransformerModel] = {}
 # One tokenizer call or forward pass at a time per process: a fast tokenizer used from two threads at once fails
 # ("Already borrowed"), and two forward passes on the same cores only slow each other down. A server's threads
 # rely on this. Taken per batch, in turn, so that a query waits for one batch of a bulk job, not all of it.
 _LOCK = _Turns()
 # Texts tokenized per turn when counting tokens.
 _COUNT_CHUNK = 256
+# Passages per forward pass on a GPU at the least: a batch of 32 leaves most of it idle, and length-sorted
+# batches keep the padding of large ones small.
+CUDA_BATCH = 256
 
 
-def _shared_model(name: str, threads: int | None, precision: str) -> TransformerModel:
-    """One loaded model per process, name and precision: encoders and indexes opened again reuse its weights."""
+def _shared_model(name: str, threads: int | None, precision: str, device: str = "cpu") -> TransformerModel:
+    """One loaded model per process, name, precision and device: encoders and indexes opened again reuse its
+    weights."""
     from searchapp.encode.transformer import TransformerModel
 
-    key = (name, threads, precision)
+    key = (name, threads, precision, device)
     with _LOCK:
         if key not in _MODELS:
-            _MODELS[key] = TransformerModel(name, threads=threads, precision=precision)
+            _MODELS[key] = TransformerModel(name, threads=threads, precision=precision, device=device)
         return _MODELS[key]
 
 
 class Encoder:
     """Embeds texts with a transformer's layers and a named pooling strategy.
 
-    ``precision`` is ``fp32``, ``bf16`` (autocast on the CPU) or ``auto`` (bf16 where the CPU has bf16 instructions;
-    see ``encode/precision.py``); pooling is always float32.
+    ``precision`` is ``fp32``, ``bf16`` (autocast), ``fp16`` (a GPU's only) or ``auto`` (bf16 where the CPU has bf16
+    instructions, bf16 or fp16 on a GPU; see ``encode/precision.py``); pooling is always float32. ``device`` is
+    ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (encode/device.py; ``auto``: a GPU where one is usable). On a GPU the
+    batches hold at least ``CUDA_BATCH`` passages, and the next batch is tokenized while the GPU runs one.
 
     ``encode(texts)`` returns float32 ``(n, d)`` with unit-length rows, so that inner product is cosine.
     Texts are sorted by length into batches to keep padding small; the output keeps the input order.
@@ -98,6 +105,7 @@ class Encoder:
         batch_size: int = 32,
         threads: int | None = None,
         precision: str = "fp32",
+        device: str = "cpu",
     ) -> None:
         self.model_name = canonical_name(model)
         self.pooling = pooling
@@ -109,12 +117,13 @@ class Encoder:
         self.batch_size = batch_size
         self.threads = threads
         self.precision = check_precision(precision)
+        self.device = check_device(device)
         self._model: TransformerModel | None = None
         self._dimension: int | None = None
 
     def _load(self) -> TransformerModel:
         if self._model is None:
-            self._model = _shared_model(self.model_name, self.threads, self.precision)
+            self._model = _shared_model(self.model_name, self.threads, self.precision, resolve_device(self.device))
         return self._model
 
     @property
@@ -125,8 +134,9 @@ class Encoder:
 
             model = self._load()
             # Pool a dummy batch: concatenating poolings change d, and this costs no forward pass.
-            dummy = torch.zeros(model.num_layers + 1, 1, 2, model.dimension)
-            self._dimension = int(self._pool(dummy, torch.ones(1, 2, dtype=torch.long)).shape[-1])
+            dummy = torch.zeros(model.num_layers + 1, 1, 2, model.dimension, device=model.device)
+            mask = torch.ones(1, 2, dtype=torch.long, device=model.device)
+            self._dimension = int(self._pool(dummy, mask).shape[-1])
         return self._dimension
 
     @property
@@ -151,8 +161,6 @@ class Encoder:
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
         """Vectors for ``texts``: float32 ``(n, d)``, rows of unit length (a zero vector stays zero)."""
-        import torch
-
         model = self._load()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
@@ -160,13 +168,35 @@ class Encoder:
         with _LOCK:
             lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts, add_special_tokens=False)]
         order = np.argsort(lengths, kind="stable")
-        for i in range(0, len(texts), self.batch_size):
-            idx = order[i : i + self.batch_size]
+        size = max(self.batch_size, CUDA_BATCH) if model.cuda else self.batch_size
+        batches = [order[i : i + size] for i in range(0, len(texts), size)]
+        if model.cuda:
+            self._encode_overlapped(model, texts, batches, truncate, out)
+            return out
+        for idx in batches:
             with _LOCK:
                 states = model.forward([texts[j] for j in idx], truncate=truncate, all_layers=self._all_layers)
-                vecs = self._pool(states.hidden_states, states.attention_mask)
-                out[idx] = torch.nn.functional.normalize(vecs.float(), dim=-1).numpy()
+                out[idx] = self._vectors(states)
         return out
+
+    def _vectors(self, states: LayerStates) -> np.ndarray:
+        """Pooled, unit-length float32 ``(B, d)`` on the host."""
+        import torch
+
+        vecs = self._pool(states.hidden_states, states.attention_mask)
+        return torch.nn.functional.normalize(vecs.float(), dim=-1).cpu().numpy()
+
+    def _encode_overlapped(self, model: TransformerModel, texts: list[str], batches: list[np.ndarray],
+                           truncate: bool, out: np.ndarray) -> None:
+        """On a GPU: batch ``i + 1`` is tokenized into pinned memory while the GPU runs batch ``i`` (its kernels
+        are queued, and only reading its vectors back waits for them)."""
+        with _LOCK:
+            ready = model.inputs([texts[j] for j in batches[0]], truncate)
+            for n, idx in enumerate(batches):
+                states = model.run(*ready, all_layers=self._all_layers)
+                if n + 1 < len(batches):
+                    ready = model.inputs([texts[j] for j in batches[n + 1]], truncate)
+                out[idx] = self._vectors(states)
 
 
 class LazyEncoder:

@@ -81,18 +81,7 @@ def export(model: str) -> Path:
         from searchapp.encode.transformer import TransformerModel
 
         tm = TransformerModel(model, precision="fp32", attention="eager")
-        names = ["input_ids", "attention_mask"] + (["token_type_ids"] if tm.token_types else [])
-
-        class LastLayer(torch.nn.Module):
-            def __init__(self, inner: torch.nn.Module) -> None:
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-                return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
-
-        sample = torch.ones((2, 8), dtype=torch.long)
-        args = tuple(sample if n != "token_type_ids" else torch.zeros_like(sample) for n in names)
+        module, names, args = tm.last_layer()
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         try:
@@ -101,7 +90,7 @@ def export(model: str) -> Path:
             with warnings.catch_warnings(), torch.inference_mode():
                 warnings.simplefilter("ignore")  # the exporter's notes on operators it rewrites
                 torch.onnx.export(
-                    LastLayer(tm.model), args, str(tmp), dynamo=False, input_names=names,
+                    module, args, str(tmp), dynamo=False, input_names=names,
                     output_names=["last_hidden_state"], opset_version=17,
                     dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
                 )
@@ -138,38 +127,27 @@ def _pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
     return (states * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
 
 
-class OnnxEncoder:
-    """Embeds texts with the exported graph: float32 unit vectors, like ``Encoder`` with the same pooling, in fp32.
-
-    Also what an fp32 index ingests with (``Index``): a whole ingest through ONNX Runtime's fused graph outruns
-    torch's bare fp32 forward pass on this project's CPU, in less memory (docs/performance.md).
-    """
+class GraphEncoder:
+    """Embeds texts with a compiled graph of the model's last layer (a runtime's, :meth:`_states`): float32 unit
+    vectors, like ``Encoder`` with the same pooling; tokenisation, length-sorted batches and pooling here."""
 
     precision = "fp32"
 
-    def __init__(self, model: str, pooling: str = "mean", threads: int | None = None,
-                 path: Path | None = None, batch_size: int = _BATCH) -> None:
+    def __init__(self, model: str, pooling: str, batch_size: int, dimension: int) -> None:
         if pooling not in ONNX_POOLINGS:
-            raise ModelLoadError(f"pooling '{pooling}' is not run through ONNX (only {', '.join(ONNX_POOLINGS)})")
-        import onnxruntime as ort
-
+            raise ModelLoadError(f"pooling '{pooling}' is not run through a graph (only {', '.join(ONNX_POOLINGS)})")
         self.model_name = canonical_name(model)
         self.pooling = pooling
         self.batch_size = batch_size
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        source = path or graph_path(model)
-        try:
-            self._session = ort.InferenceSession(str(source), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
-            raise ModelLoadError(f"{source}: cannot load the ONNX graph: {exc}") from exc
-        self._inputs = [i.name for i in self._session.get_inputs()]
         self.tokenizer = load_tokenizer(self.model_name)
         self.max_length = model_max_tokens(self.model_name)
-        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+        self.dimension = dimension
         self._lock = threading.Lock()  # the shared tokenizer is not safe to use from two threads at once
+
+    def _states(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        """The last layer's states, float32 ``(B, T, d)``, for int64 ``input_ids``, ``attention_mask`` and
+        ``token_type_ids`` ``(B, T)`` (a graph takes those it has)."""
+        raise NotImplementedError
 
     @property
     def max_text_tokens(self) -> int:
@@ -210,12 +188,40 @@ class OnnxEncoder:
             for k, r in enumerate(rows):
                 ids[k, : len(r)] = r
                 mask[k, : len(r)] = 1
-            feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            states = self._session.run(None, {n: feed[n] for n in self._inputs})[0]
+            states = self._states({"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
             vecs = _pool(states, mask, self.pooling)
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             out[idx] = vecs / np.where(norms > 0, norms, 1.0)
         return out
+
+
+class OnnxEncoder(GraphEncoder):
+    """Embeds texts with the exported graph on ONNX Runtime, in fp32.
+
+    Also what an fp32 index ingests with (``Index``): a whole ingest through ONNX Runtime's fused graph outruns
+    torch's bare fp32 forward pass on this project's CPU, in less memory (docs/performance.md).
+    """
+
+    def __init__(self, model: str, pooling: str = "mean", threads: int | None = None,
+                 path: Path | None = None, batch_size: int = _BATCH) -> None:
+        if pooling not in ONNX_POOLINGS:
+            raise ModelLoadError(f"pooling '{pooling}' is not run through ONNX (only {', '.join(ONNX_POOLINGS)})")
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        source = path or graph_path(model)
+        try:
+            self._session = ort.InferenceSession(str(source), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
+            raise ModelLoadError(f"{source}: cannot load the ONNX graph: {exc}") from exc
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        super().__init__(model, pooling, batch_size, int(self._session.get_outputs()[0].shape[-1]))
+
+    def _states(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        return self._session.run(None, {n: feed[n] for n in self._inputs})[0]  # type: ignore[no-any-return]
 
 
 def can_run(pooling: str, params: dict[str, Any]) -> bool:

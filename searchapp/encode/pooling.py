@@ -98,7 +98,7 @@ def last_token(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     import torch
 
     last = (mask.sum(dim=1) - 1).clamp_min(0)
-    return states[torch.arange(states.shape[0]), last]
+    return states[torch.arange(states.shape[0], device=states.device), last]
 
 
 @register("max", last_layer_only=True)

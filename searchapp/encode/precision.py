@@ -1,4 +1,5 @@
-"""Numeric precision of the forward pass: fp32, or bf16 where the CPU has native bf16 arithmetic.
+"""Numeric precision of the forward pass: fp32, or bf16 where the CPU has native bf16 arithmetic; on a CUDA GPU
+bf16 where the GPU supports it, else fp16.
 
 ``auto`` is decided from the CPU's capabilities, never from timing: the same machine always gets the same answer
 (a timing probe flipped between runs under load, so one machine embedded queries and documents differently).
@@ -14,7 +15,9 @@ from pathlib import Path
 
 from searchapp.errors import ConfigError
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+# fp16 autocast is a GPU's: on a CPU it is emulated, slower than fp32.
+CPU_PRECISIONS = ("fp32", "bf16")
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 CPUINFO = Path("/proc/cpuinfo")
 
@@ -44,9 +47,21 @@ def native_bf16() -> bool:
     return bool(NATIVE_BF16_FLAGS & cpu_flags())
 
 
-def resolve(name: str) -> str:
-    """``fp32`` or ``bf16`` for a configured precision."""
+def resolve(name: str, device: str = "cpu") -> str:
+    """``fp32``, ``bf16`` or ``fp16`` for a configured precision on ``device`` (``cpu`` or ``cuda[:N]``).
+
+    ``auto`` on a CPU: bf16 where it has bf16 instructions, else fp32; on a GPU: bf16 where it supports it
+    (Ampere and later), else fp16. ``ConfigError`` for fp16 on a CPU.
+    """
     check_precision(name)
+    cuda = device.startswith("cuda")
     if name == "auto":
+        if cuda:
+            import torch
+
+            return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
         return "bf16" if native_bf16() else "fp32"
+    if not cuda and name not in CPU_PRECISIONS:
+        raise ConfigError(f"precision {name} runs on a CUDA GPU only: use {', '.join(CPU_PRECISIONS)} or auto on "
+                          "the CPU")
     return name

@@ -45,15 +45,15 @@ def layer_weights(gram: torch.Tensor, m: int, clip_left: bool = False) -> torch.
     """
     n_tok, n = gram.shape[0], gram.shape[-1]
     if n == 1:
-        return torch.ones(n_tok, 1, dtype=gram.dtype)
-    nov = torch.empty(n_tok, n, dtype=gram.dtype)
-    align = torch.empty(n_tok, n, dtype=gram.dtype)
+        return torch.ones(n_tok, 1, dtype=gram.dtype, device=gram.device)
+    nov = torch.empty(n_tok, n, dtype=gram.dtype, device=gram.device)
+    align = torch.empty(n_tok, n, dtype=gram.dtype, device=gram.device)
     groups: dict[int, list[int]] = {}
     wins = windows(n, m, clip_left)
     for k, w in enumerate(wins):
         groups.setdefault(len(w), []).append(k)
     for s, ks in groups.items():
-        idx = torch.tensor([wins[k] for k in ks])  # (K, s)
+        idx = torch.tensor([wins[k] for k in ks], device=gram.device)  # (K, s)
         sub = gram[:, idx[:, :, None], idx[:, None, :]]  # (N, K, s, s)
         r_mat = _chol_r(sub)  # (N, K, s, s) upper triangular, R^T R = sub
         r = r_mat[..., :, -1]  # (N, K, s)
@@ -76,15 +76,37 @@ def layer_weights(gram: torch.Tensor, m: int, clip_left: bool = False) -> torch.
     return a
 
 
+def _cholesky(sub: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lower-triangular ``L`` with ``L L^T = sub`` for a batch of tiny SPD matrices, and where it failed (a pivot
+    not positive, as LAPACK's ``potrf`` fails): float64 ``(..., s, s)`` and bool ``(...)``.
+
+    Column by column over the whole batch (``s`` is a window, 2 to 2m+1 layers): ``torch.linalg.cholesky_ex``
+    calls LAPACK once per 2x2 or 3x3 matrix, tens of thousands of calls a batch of passages, and was most of
+    SBERT-WK's pooling time.
+    """
+    size = sub.shape[-1]
+    low = torch.zeros_like(sub)
+    failed = torch.zeros(sub.shape[:-2], dtype=torch.bool, device=sub.device)
+    for j in range(size):
+        row = low[..., j, :j]
+        pivot = sub[..., j, j] - (row * row).sum(-1)
+        failed |= ~(pivot > 0)  # NaN too
+        diag = pivot.clamp_min(0).sqrt()
+        low[..., j, j] = diag
+        if j + 1 < size:
+            below = sub[..., j + 1 :, j] - (low[..., j + 1 :, :j] * row[..., None, :]).sum(-1)
+            low[..., j + 1 :, j] = below / diag[..., None]
+    return low, failed
+
+
 def _chol_r(sub: torch.Tensor) -> torch.Tensor:
     """Upper-triangular ``R`` with ``R^T R = sub``; QR of a matrix with that Gram where Cholesky fails.
 
     Cholesky fails only for a rank-deficient window (a layer state repeated exactly); there the QR of the
     symmetric square root's factor gives an ``R`` with the same Gram, as the reference's QR would.
     """
-    low, info = torch.linalg.cholesky_ex(sub)
+    low, failed = _cholesky(sub)
     r = low.transpose(-1, -2)
-    failed = info != 0
     if failed.any():
         evals, evecs = torch.linalg.eigh(sub[failed])
         root = evecs * evals.clamp_min(0).sqrt()[..., None, :]  # sub = root root^T
@@ -102,7 +124,7 @@ def token_importance(gram: torch.Tensor) -> torch.Tensor:
     off = torch.diagonal(gram, offset=1, dim1=-2, dim2=-1)  # (N, n-1): <x_k, x_k+1>
     sims = off / (diag[:, :-1] * diag[:, 1:]).clamp_min(_EPS)
     if sims.shape[-1] == 0:
-        return torch.zeros(gram.shape[0], dtype=gram.dtype)
+        return torch.zeros(gram.shape[0], dtype=gram.dtype, device=gram.device)
     return sims.var(dim=-1, unbiased=False)
 
 
@@ -132,7 +154,7 @@ def sbert_wk(
     x = hidden_states[start:].float()  # (n, B, T, d)
     n, batch, length, dim = x.shape
     lengths = mask.sum(dim=1)
-    positions = torch.arange(length).expand(batch, length)
+    positions = torch.arange(length, device=mask.device).expand(batch, length)
     # Every sentence keeps at least its first token, so a [CLS]-only input still gets a vector.
     used = (positions < (lengths - 1).clamp_min(1)[:, None]) & (mask > 0)  # (B, T)
     # All positions at once, padding included (length-sorted batches keep it small): a gather of the used
@@ -141,7 +163,7 @@ def sbert_wk(
     if word_vectors == "fused":
         a = layer_weights(gram, window, clip_left).reshape(batch, length, n)
     elif word_vectors == "last":
-        a = torch.zeros(batch, length, n, dtype=gram.dtype)
+        a = torch.zeros(batch, length, n, dtype=gram.dtype, device=gram.device)
         a[..., -1] = 1.0
     else:
         raise ValueError(f"word_vectors must be 'fused' or 'last', got {word_vectors!r}")

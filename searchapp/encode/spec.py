@@ -9,9 +9,17 @@ always gets an encoder.
 - ``onnx``: ``OnnxEncoder`` (encode/onnx_encoder.py), last-layer poolings only; the passages of an fp32 index
   and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
-- ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision.
+- ``openvino``: ``OpenVinoEncoder`` (encode/openvino_encoder.py, the ``openvino`` extra), last-layer poolings
+  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there), the model compiled under
+  OpenVINO's bf16 hint: 3x torch fp32's forward pass and 2x torch bf16's here (docs/performance.md).
+  ``SEARCHAPP_OPENVINO=1`` switches it on (``openvino_encoder.DEFAULT``).
+- ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 
-A backend to come (torch on CUDA, OpenVINO) is one more entry: what it serves, how it is made, what it prepares.
+The device is the spec's too: ``auto`` (a GPU where one is usable, else the CPU), ``cpu``, ``cuda``, ``cuda:N``
+(encode/device.py). The ONNX graph runs on the CPU, so on a GPU the passages go through torch; a question is
+still embedded through ONNX Runtime (one short text: a GPU would not be faster, and a query stays torch-free).
+
+Another backend is one more entry: what it serves, how it is made, what it prepares.
 """
 
 from __future__ import annotations
@@ -19,10 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
-from searchapp.encode import onnx_encoder
+from searchapp.encode import onnx_encoder, openvino_encoder
 from searchapp.encode.catalog import DEFAULT_MODEL
+from searchapp.encode.device import check_device, device_class, resolve_device
 from searchapp.encode.encoder import Encoder, LazyEncoder
-from searchapp.encode.precision import PRECISIONS, check_precision, resolve
+from searchapp.encode.precision import PRECISIONS, check_precision, native_bf16, resolve
 from searchapp.errors import ConfigError, ModelLoadError
 from searchapp.types import EncoderLike
 
@@ -31,8 +40,9 @@ Purpose = Literal["ingest", "query"]
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """The settings an encoder is built from. ``precision`` is as asked (``auto``, ``fp32``, ``bf16``);
-    ``backends`` names the backends that may be used (``None``: those switched on in this process)."""
+    """The settings an encoder is built from. ``precision`` is as asked (``auto``, ``fp32``, ``bf16``, ``fp16``);
+    ``device`` as asked (``auto``, ``cpu``, ``cuda``, ``cuda:N``); ``backends`` names the backends that may be
+    used (``None``: those switched on in this process)."""
 
     model: str = DEFAULT_MODEL
     pooling: str = "mean"
@@ -41,22 +51,38 @@ class EncoderSpec:
     batch_size: int = 32
     threads: int | None = None
     backends: tuple[str, ...] | None = None
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
+        check_device(self.device)
+        if self.device == "cpu":
+            resolve(self.precision, "cpu")  # fp16 is refused for the CPU here, not when the model loads
         unknown = sorted(set(self.backends or ()) - set(BACKENDS))
         if unknown:
             raise ConfigError(f"unknown encoder backend {', '.join(unknown)}: use {', '.join(BACKENDS)}")
 
     @property
-    def embeds_in(self) -> str:
-        """The precision passages are embedded in: ``fp32`` or ``bf16`` (``auto`` resolved for this CPU)."""
-        return resolve(self.precision)
+    def on(self) -> str:
+        """The device class passages are embedded on here: ``cpu`` or ``cuda`` (``auto`` resolved)."""
+        return device_class(self.device)
 
-    def pinned(self) -> EncoderSpec:
-        """This spec with this process's decisions fixed: the precision resolved and the backends switched on
-        here, so that workers elsewhere (Ray actors) embed as this process would."""
-        return replace(self, precision=self.embeds_in, backends=tuple(b.name for b in self._allowed()))
+    @property
+    def embeds_in(self) -> str:
+        """The precision passages are embedded in: ``fp32``, ``bf16`` or ``fp16`` (``auto`` resolved for this
+        process's device; ``DeviceError`` for a GPU this machine does not have)."""
+        return resolve(self.precision, resolve_device(self.device))
+
+    def pinned(self, gpus: float = 0) -> EncoderSpec:
+        """This spec with this process's decisions fixed, so that workers elsewhere (Ray actors) embed as this
+        process would: the backends switched on here, and the precision resolved. With ``gpus`` per worker the
+        workers embed on their GPU (Ray gives each its own as ``cuda:0``), in fp16 where ``auto`` was asked: every
+        CUDA GPU has it, and this process cannot see the workers' GPUs to ask for bf16."""
+        backends = tuple(b.name for b in self._allowed())
+        if gpus > 0:
+            precision = "fp16" if self.precision == "auto" else self.precision
+            return replace(self, precision=check_precision(precision), device="cuda", backends=backends)
+        return replace(self, precision=self.embeds_in, device="cpu", backends=backends)
 
     def build(self, purpose: Purpose = "ingest") -> EncoderLike:
         """The encoder of the first backend that serves this spec for ``purpose`` and can be made here."""
@@ -133,9 +159,9 @@ class OnnxBackend:
         return onnx_encoder.enabled()
 
     def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
-        # The graph embeds in float32: the passages of an fp32 index, and queries whatever the passages were
-        # embedded in (bf16 and fp32 vectors of one model agree to a cosine of 0.9999).
-        fits = purpose == "query" or spec.embeds_in == "fp32"
+        # The graph embeds in float32 on the CPU: the passages of an fp32 index embedded there, and queries
+        # whatever the passages were embedded in (bf16 and fp32 vectors of one model agree to a cosine of 0.9999).
+        fits = purpose == "query" or (spec.on == "cpu" and spec.embeds_in == "fp32")
         return fits and onnx_encoder.can_run(spec.pooling, spec.pooling_params)
 
     def make(self, spec: EncoderSpec) -> EncoderLike | None:
@@ -147,6 +173,30 @@ class OnnxBackend:
     def prepare(self, spec: EncoderSpec) -> None:
         if self.serves(spec, "query"):
             onnx_encoder.prepare_graph(spec.model, spec.pooling, spec.pooling_params)
+
+
+class OpenVinoBackend:
+    """``OpenVinoEncoder``: the model compiled by OpenVINO under its bf16 hint (converted on first need)."""
+
+    name = "openvino"
+
+    def switched_on(self) -> bool:
+        return openvino_encoder.enabled()
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        # Passages only (a question goes through the ONNX graph, which starts faster), on a CPU whose bf16 is
+        # native: elsewhere OpenVINO would run the hint in fp32 and the index would record bf16 wrongly.
+        fits = purpose == "ingest" and spec.on == "cpu" and spec.embeds_in == "bf16" and native_bf16()
+        return fits and openvino_encoder.available(spec.pooling, spec.pooling_params)
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        return openvino_encoder.load(spec.model, spec.pooling, spec.threads, batch_size=spec.batch_size)
+
+    def made(self, encoder: object) -> bool:
+        return isinstance(encoder, openvino_encoder.OpenVinoEncoder)
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        pass
 
 
 class TorchBackend:
@@ -162,7 +212,8 @@ class TorchBackend:
 
     def make(self, spec: EncoderSpec) -> EncoderLike | None:
         return Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
-                       batch_size=spec.batch_size, threads=spec.threads, precision=spec.precision)
+                       batch_size=spec.batch_size, threads=spec.threads, precision=spec.precision,
+                       device=spec.device)
 
     def made(self, encoder: object) -> bool:
         return isinstance(encoder, Encoder)
@@ -172,7 +223,7 @@ class TorchBackend:
 
 
 # In order of preference; every list of backend names comes from here.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), TorchBackend())}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), OpenVinoBackend(), TorchBackend())}
 
 
 def backend_of(encoder: object) -> str | None:
@@ -182,6 +233,16 @@ def backend_of(encoder: object) -> str | None:
 
 
 def precision_of(encoder: object) -> str | None:
-    """What an encoder given from outside says it embeds in: ``fp32``, ``bf16`` or ``None`` if it does not say."""
+    """What an encoder given from outside says it embeds in: ``fp32``, ``bf16``, ``fp16`` or ``None`` if it does
+    not say."""
     given = getattr(encoder, "precision", None)
-    return resolve(given) if given in PRECISIONS else None
+    return resolve(given, resolve_device(device_of(encoder) or "cpu")) if given in PRECISIONS else None
+
+
+def device_of(encoder: object) -> str | None:
+    """The device class an encoder given from outside embeds on: ``cpu``, ``cuda``, or ``None`` if it does not say
+    (an encoder with a precision but no device runs on the CPU)."""
+    given = getattr(encoder, "device", None)
+    if isinstance(given, str):
+        return device_class(given)
+    return "cpu" if getattr(encoder, "precision", None) in PRECISIONS else None

@@ -104,17 +104,20 @@ class Prepared:
         return out
 
 
-def index_path(folder: Path, config: IndexConfig, kind: str = "beir") -> Path:
+def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: str = "cpu") -> Path:
     """Cache folder of the index for this corpus (``kind``: ``beir``, a BEIR-layout set, or ``folder``, a folder
-    of documents ingested as ``searchapp ingest`` would) and encoder/splitter settings."""
+    of documents ingested as ``searchapp ingest`` would), encoder/splitter settings and the device class embedded
+    on (``device``: ``cpu`` or ``cuda[:N]``)."""
     from searchapp.encode.precision import resolve
 
     fields = {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
               "params": config.pooling_params, "max_tokens": config.splitter.max_tokens,
               "overlap": config.splitter.overlap}
-    precision = resolve(config.precision)
+    precision = resolve(config.precision, device)
     if precision != "fp32":  # fp32 keys stay as they were before precision was a setting
         fields["precision"] = precision
+    if device != "cpu":  # CPU keys as they were before the device was a setting
+        fields["device"] = device.partition(":")[0]
     if kind != "beir":  # and BEIR keys as they were before folders were evaluated
         fields["kind"] = kind
         # A folder's files have headings: what the encoder sees of a passage is part of its vectors (an index of

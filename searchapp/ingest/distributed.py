@@ -46,17 +46,20 @@ PREPARE_CPUS = 0.5
 @dataclass(frozen=True)
 class RayOptions:
     """Where and how: ``address`` of a running cluster (``None``: start a local one), encoder actors, CPUs each
-    actor reserves, and encoder threads per actor (``None``: every core of its node)."""
+    actor reserves, encoder threads per actor (``None``: every core of its node), and GPUs each actor reserves
+    (0: it embeds on CPUs; more: on the GPU Ray gives it, which it sees as ``cuda:0``)."""
 
     address: str | None = None
     actors: int = 1
     actor_cpus: float = 1.0
     threads: int | None = None
+    actor_gpus: float = 0.0
 
     @classmethod
-    def parse(cls, workers: str, actors: int = 1, threads: int | None = None) -> RayOptions:
-        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``, ``ray:ray://HOST:PORT``);
-        ``ConfigError`` naming the forms otherwise. Pure: nothing is imported, started or reached."""
+    def parse(cls, workers: str, actors: int = 1, threads: int | None = None, gpus: float = 0) -> RayOptions:
+        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``, ``ray:ray://HOST:PORT``),
+        ``gpus`` per actor; ``ConfigError`` naming the forms otherwise. Pure: nothing is imported, started or
+        reached."""
         if not isinstance(workers, str):
             raise ConfigError(f"workers must be a string ({WORKERS_FORMS}), got {type(workers).__name__}")
         kind, colon, address = workers.partition(":")
@@ -66,7 +69,9 @@ class RayOptions:
             _host_port(address, workers)
         if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
             raise ConfigError(f"actors must be a whole number of at least 1, got {actors!r}")
-        return cls(address or None, actors, 1.0, threads)
+        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 <= gpus <= 64:
+            raise ConfigError(f"gpus per actor must be a number from 0 to 64, got {gpus!r}")
+        return cls(address or None, actors, 1.0, threads, float(gpus))
 
 
 WORKERS_FORMS = "'local', 'ray' or 'ray:ADDRESS' (ray:auto, ray:HOST:PORT, ray:ray://HOST:PORT)"
@@ -84,13 +89,16 @@ def _host_port(address: str, workers: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def check_workers(workers: str, actors: int = 1, threads: int | None = None) -> RayOptions | None:
+def check_workers(workers: str, actors: int = 1, threads: int | None = None, gpus: float = 0) -> RayOptions | None:
     """``workers`` checked before anything is created or loaded: ``None`` for ``local``, else the Ray options,
     with the cluster's address tried over TCP (``ConfigError`` in seconds when nothing answers there, instead of
-    Ray retrying for minutes)."""
+    Ray retrying for minutes). ``gpus``: per encoder actor, for Ray only."""
     if workers == "local":
+        if gpus:
+            raise ConfigError("--gpus-per-actor reserves GPUs for Ray's encoder actors: use it with --workers ray "
+                              "(in this process, --device picks the GPU)")
         return None
-    options = RayOptions.parse(workers, actors, threads)
+    options = RayOptions.parse(workers, actors, threads, gpus)
     if options.address is not None and options.address != "auto":
         host, port = _host_port(options.address, workers)
         try:
@@ -146,8 +154,9 @@ class _EncodeActor:
 
 def connect(options: RayOptions) -> None:
     """Start or join the Ray cluster, and check it can run the pipeline: each encoder actor reserves
-    ``actor_cpus`` and load-and-split tasks need ``PREPARE_CPUS`` more (with fewer, Ray would wait forever).
-    ``ConfigError`` with the reason otherwise. A Ray already initialised in this process is used as it is."""
+    ``actor_cpus`` (and ``actor_gpus``) and load-and-split tasks need ``PREPARE_CPUS`` more (with fewer, Ray would
+    wait forever). ``ConfigError`` with the reason otherwise. A Ray already initialised in this process is used as
+    it is."""
     try:
         import ray
         import ray.data  # noqa: F401 - the data extra's presence is checked here, before any work
@@ -176,6 +185,14 @@ def connect(options: RayOptions) -> None:
         raise ConfigError(
             f"--actors {options.actors} needs {need:g} CPUs in the Ray cluster ({options.actor_cpus:g} per encoder "
             f"actor, {PREPARE_CPUS:g} for loading and splitting); it has {cpus:g}"
+        )
+    gpus = float(ray.cluster_resources().get("GPU", 0))
+    need = options.actors * options.actor_gpus
+    if gpus < need:
+        raise ConfigError(
+            f"--actors {options.actors} --gpus-per-actor {options.actor_gpus:g} needs {need:g} GPUs in the Ray "
+            f"cluster; it has {gpus:g}" + ("" if gpus else " (no node offers a GPU: start its nodes where the GPUs "
+                                           "are, or embed on CPUs without --gpus-per-actor)")
         )
 
 
@@ -221,7 +238,8 @@ def run_on_ray(
     ds = ds.map_batches(_EncodeActor, batch_size=ENCODE_BATCH, batch_format="numpy",
                         fn_constructor_kwargs={"spec": spec, "context": context, "limit": limit},
                         compute=ray.data.ActorPoolStrategy(size=options.actors),
-                        num_cpus=options.actor_cpus, scheduling_strategy="SPREAD")
+                        num_cpus=options.actor_cpus, num_gpus=options.actor_gpus or None,
+                        scheduling_strategy="SPREAD")
     for batch in ds.iter_batches(batch_size=ENCODE_BATCH, batch_format="numpy"):
         for raw, vec in zip(batch["prepared"], batch["vectors"], strict=True):
             yield pickle.loads(raw), (pickle.loads(vec) if vec else None)

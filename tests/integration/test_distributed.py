@@ -191,16 +191,20 @@ def test_a_cluster_too_small_for_the_actors_is_refused_at_once(tmp_path: Path, p
         (tmp := __import__("pathlib").Path({str(tmp_path)!r}) / "d").mkdir()
         (tmp / "a.txt").write_text("some text")
         with Index.open_or_create({str(tmp_path / "ix")!r}) as ix:
-            try:
-                ix.ingest(tmp, workers="ray", actors=2)
-            except SearchappError as exc:
-                print("REFUSED", exc)
+            for asked in ({{"actors": 2}}, {{"actors": 1, "gpus_per_actor": 1}}):
+                try:
+                    ix.ingest(tmp, workers="ray", **asked)
+                except SearchappError as exc:
+                    print("REFUSED", exc)
             print("PASSAGES", ix.stats().passages)
     """)
     env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
     res = subprocess.run(["unshare", "--net", "bash", "-c", f"ip link set lo up && exec {sys.executable} -c \"$S\""],
                          capture_output=True, text=True, env={**env, "S": script}, timeout=300)
     assert "REFUSED --actors 2 needs 2.5 CPUs" in res.stdout, res.stderr[-2000:]
+    # A cluster without GPUs (this one: ray.init found none, or none was given it) refuses GPU actors at once,
+    # rather than leaving them pending for ever.
+    assert "REFUSED --actors 1 --gpus-per-actor 1 needs 1 GPUs in the Ray cluster; it has 0" in res.stdout
     assert "PASSAGES 0" in res.stdout
 
 

@@ -18,6 +18,7 @@ pytest.importorskip("onnx")
 from searchapp import Encoder, Index  # noqa: E402
 from searchapp.cli import app  # noqa: E402
 from searchapp.encode.onnx_encoder import OnnxEncoder, graph_path, query_encoder  # noqa: E402
+from tests.model_cache import filled_cache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [
@@ -34,17 +35,7 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache folder holding the bundled model's exported graph (exported once per session)."""
     from searchapp.encode.onnx_encoder import export
 
-    cache = tmp_path_factory.mktemp("onnx-cache")
-    old = os.environ.get("SEARCHAPP_CACHE")
-    os.environ["SEARCHAPP_CACHE"] = str(cache)
-    try:
-        export("all-MiniLM-L6-v2")
-    finally:
-        if old is None:
-            del os.environ["SEARCHAPP_CACHE"]
-        else:
-            os.environ["SEARCHAPP_CACHE"] = old
-    return cache
+    return filled_cache(tmp_path_factory, "onnx-cache", lambda: export("all-MiniLM-L6-v2"))
 
 
 @pytest.fixture()

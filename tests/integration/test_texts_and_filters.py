@@ -289,3 +289,9 @@ def test_the_index_records_the_precision_its_vectors_were_embedded_in(  # type: 
         assert ix.stats().vectors_precision == ("fp32",)
         ix.add_texts(["second text"], ids=["b"])
         assert ix.stats().to_dict()["vectors_precision"] == "bf16+fp32"
+        # An encoder that names a precision but no device embeds on the CPU; one that names its device is taken
+        # at its word.
+        assert ix.stats().to_dict()["vectors_device"] == "cpu"
+        fake_encoder.device = "cpu"
+        ix.add_texts(["third text"], ids=["c"])
+        assert ix.stats().vectors_device == ("cpu",)

@@ -1,0 +1,116 @@
+"""The bf16 ingest path on CPUs with AMX or AVX-512 bf16: the model's last layer compiled by OpenVINO with its bf16
+inference hint (an optional extra: ``pip install 'searchapp[openvino]'``).
+
+On this project's CPU (Xeon with AMX) OpenVINO's bf16 graph ran the forward pass 3x faster than torch fp32 and
+about 2x faster than torch's own bf16 autocast, with the same vectors as torch bf16 to a cosine of 0.99997
+(benchmarks/cpu_paths.py, docs/performance.md). The model is converted once from the local weights by a process
+that has torch anyway (an ingest) into ``<cache>/openvino/`` under the fingerprint of the model's files (as the
+ONNX graph is), then read without torch. Only last-layer poolings (mean, CLS, max) run here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchapp.encode.onnx_encoder import GraphEncoder, can_run, graph_path
+from searchapp.errors import ModelLoadError
+
+# 1 to ingest bf16 indexes through OpenVINO where it is installed, 0 for torch. Off unless asked until its dense
+# nDCG@10 is measured within 0.005 of fp32 on every visible split (the bar for a default; docs/performance.md).
+ENV_SWITCH = "SEARCHAPP_OPENVINO"
+DEFAULT = "0"
+_BATCH = 32
+_EXPORT_LOCK = threading.Lock()
+
+
+def enabled() -> bool:
+    """Whether the OpenVINO path may be used in this process (``SEARCHAPP_OPENVINO=1`` / ``0``)."""
+    return os.environ.get(ENV_SWITCH, DEFAULT) != "0"
+
+
+def available(pooling: str, params: dict[str, Any]) -> bool:
+    """Whether this pooling can run through OpenVINO here (a last-layer pooling, OpenVINO importable)."""
+    return can_run(pooling, params) and importlib.util.find_spec("openvino") is not None
+
+
+def ir_path(model: str) -> Path:
+    """Where the converted model lives: beside the ONNX graph's folder, under the same fingerprint."""
+    onnx = graph_path(model)
+    return onnx.parent.parent / "openvino" / onnx.with_suffix(".xml").name
+
+
+def convert(model: str) -> Path:
+    """Convert ``model``'s last layer to OpenVINO's IR (``.xml`` + ``.bin``) unless it is there; needs torch.
+    ``ModelLoadError`` if the conversion fails. The files appear whole or not at all (the ``.bin`` first)."""
+    target = ir_path(model)
+    if target.exists():
+        return target
+    with _EXPORT_LOCK:
+        if target.exists():
+            return target
+        import openvino as ov
+        import torch
+
+        from searchapp.encode.transformer import TransformerModel
+
+        module, _, sample = TransformerModel(model, precision="fp32", attention="eager").last_layer()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.xml")
+        try:
+            import warnings
+
+            with warnings.catch_warnings(), torch.inference_mode():
+                warnings.simplefilter("ignore")  # the tracer's notes
+                converted = ov.convert_model(module, example_input=sample)
+            # Full precision on disk (the bf16 hint decides at compile time); the inputs in this order.
+            ov.save_model(converted, str(tmp), compress_to_fp16=False)
+            os.replace(tmp.with_suffix(".bin"), target.with_suffix(".bin"))
+            os.replace(tmp, target)
+        except Exception as exc:  # the converter raises many kinds; a failed conversion must not break ingest
+            tmp.unlink(missing_ok=True)
+            tmp.with_suffix(".bin").unlink(missing_ok=True)
+            raise ModelLoadError(f"{model}: cannot convert the model for OpenVINO: {exc}") from exc
+    return target
+
+
+class OpenVinoEncoder(GraphEncoder):
+    """Embeds texts with the model compiled by OpenVINO for this CPU under its bf16 inference hint: float32 unit
+    vectors (the states come back in float32), like ``Encoder`` in bf16."""
+
+    precision = "bf16"
+
+    def __init__(self, model: str, pooling: str = "mean", threads: int | None = None,
+                 path: Path | None = None, batch_size: int = _BATCH) -> None:
+        import openvino as ov
+
+        source = path or ir_path(model)
+        core = ov.Core()
+        config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": "bf16", "PERFORMANCE_HINT": "LATENCY"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        try:
+            compiled = core.compile_model(core.read_model(str(source)), "CPU", config)
+        except Exception as exc:  # OpenVINO raises RuntimeError for unreadable or uncompilable models
+            raise ModelLoadError(f"{source}: cannot compile the model with OpenVINO: {exc}") from exc
+        # Inputs by position, in the order they were converted in (the IR names them after traced arguments).
+        self._inputs = ["input_ids", "attention_mask", "token_type_ids"][: len(compiled.inputs)]
+        self._request = compiled.create_infer_request()
+        super().__init__(model, pooling, batch_size, int(compiled.outputs[0].get_partial_shape()[-1].get_length()))
+
+    def _states(self, feed: dict[str, np.ndarray]) -> np.ndarray:
+        return np.asarray(self._request.infer([feed[n] for n in self._inputs])[0], dtype=np.float32).copy()
+
+
+def load(model: str, pooling: str, threads: int | None, batch_size: int = _BATCH) -> OpenVinoEncoder | None:
+    """An ``OpenVinoEncoder`` (the model converted now if missing), or ``None`` where it cannot be converted or
+    compiled here: the caller then embeds with torch."""
+    try:
+        return OpenVinoEncoder(model, pooling, threads, convert(model), batch_size)
+    except (ModelLoadError, OSError):
+        return None
