@@ -58,9 +58,9 @@ def _restricted(restrict: Restrict | None) -> tuple[str, dict[str, Any]]:
 
 
 def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """``sql``'s rows run on the connection's sqlite3 connection itself: these few statements run on every
-    query, and SQLAlchemy's statement and result layers cost about as much as FTS5 takes to score a thousand
-    matches (the statements are fixed text with named parameters, so nothing of it is needed here)."""
+    """``sql``'s rows (none for a write), run on the connection's sqlite3 connection itself: these few
+    statements run on every query, and SQLAlchemy's statement and result layers cost about as much as FTS5 takes
+    to score a thousand matches (fixed text with named parameters: nothing of those layers is needed here)."""
     return conn.connection.driver_connection.execute(sql, params).fetchall()  # type: ignore[union-attr]
 
 
@@ -122,14 +122,13 @@ class Matches:
         self.terms = query_terms(query)
         if not self.terms or k <= 0:
             return
-        conn.execute(text("CREATE TEMP TABLE IF NOT EXISTS lexical_matches (id INTEGER PRIMARY KEY, s REAL)"))
+        _rows(conn, "CREATE TEMP TABLE IF NOT EXISTS lexical_matches (id INTEGER PRIMARY KEY, s REAL)", {})
         where, params = _restricted(restrict)
         # FTS5 yields rowids in ascending order, so the inserts append to the temporary b-tree.
-        conn.execute(
-            text(
-                f"INSERT INTO temp.lexical_matches SELECT rowid, -{_BM25} FROM passages_fts "
-                f"WHERE passages_fts MATCH :q{where}"
-            ),
+        _rows(
+            conn,
+            f"INSERT INTO temp.lexical_matches SELECT rowid, -{_BM25} FROM passages_fts "
+            f"WHERE passages_fts MATCH :q{where}",
             {"q": match_expression(self.terms), **params},
         )
         rows = _rows(conn, "SELECT id, s FROM temp.lexical_matches ORDER BY s DESC, id LIMIT :k", {"k": k})
@@ -150,4 +149,4 @@ class Matches:
 
     def __exit__(self, *exc: object) -> None:
         if self.terms:
-            self.conn.execute(text("DELETE FROM temp.lexical_matches"))
+            _rows(self.conn, "DELETE FROM temp.lexical_matches", {})
