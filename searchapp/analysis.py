@@ -2,7 +2,8 @@
 
 One analysis for every engine and for highlighting: the FTS5 backend (``store/lexical.py``) and the PostgreSQL
 backend (``store/postgres.py``) rank by the terms :func:`query_terms` gives, and the snippets
-(``query/snippets.py``) cut words with :func:`word_spans` and compare :func:`stems`, so a word is highlighted
+(``query/snippets.py``) cut words with :func:`word_list` (and find them with
+:func:`words_among`) and compare :func:`stems`, so a word is highlighted
 exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``store/`` never imports ``query/``).
 
 Stopwords are dropped because a very frequent word makes the index walk a posting list as long as the corpus
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 # Match FTS5's unicode61 tokenizer closely enough for query parsing: runs of letters and digits.
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -34,12 +35,24 @@ def query_terms(query: str) -> list[str]:
     return content or terms
 
 
-def word_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of ``text``'s words as the lexical side cuts them (runs of letters and digits)."""
-    return [m.span() for m in _TERM.finditer(text)]
+def word_list(text: str) -> list[str]:
+    """``text``'s words as the lexical side cuts them (runs of letters and digits), in order."""
+    return _TERM.findall(text)
+
+
+def words_among(words: Iterable[str]) -> re.Pattern[str]:
+    """A pattern finding exactly the words of a text (as :func:`word_list` cuts them) that are among ``words``:
+    one of them with no letter or digit on either side."""
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])")
 
 
 _analysers = threading.local()
+# Each distinct word's stems, kept once analysed: a query's hits share most of their words with earlier queries'
+# (a corpus's vocabulary is Zipfian), and a dictionary lookup costs about a hundredth of a pass through the
+# tokenizer. Emptied when full rather than evicting, so the bound holds without bookkeeping per word.
+STEM_CACHE_SIZE = 200_000
+_stem_cache: dict[str, frozenset[str]] = {}
 
 
 def stems(words: Sequence[str]) -> list[frozenset[str]]:
@@ -47,10 +60,21 @@ def stems(words: Sequence[str]) -> list[frozenset[str]]:
     stemmed): ``"Running"`` -> ``{"run"}``. Usually one term a word; none for a word it drops.
 
     Runs the real tokenizer in an in-memory FTS5 table (one per thread) rather than a stemmer of our own, so
-    highlighting can never disagree with what BM25 matched.
+    highlighting can never disagree with what BM25 matched; each distinct word once per process.
     """
-    if not words:
-        return []
+    known = {w: _stem_cache.get(w) for w in words}
+    missing = [w for w, found in known.items() if found is None]
+    if missing:
+        analysed = _analyse(missing)
+        known.update(zip(missing, analysed, strict=True))
+        if len(_stem_cache) + len(missing) > STEM_CACHE_SIZE:
+            _stem_cache.clear()
+        _stem_cache.update(zip(missing, analysed, strict=True))
+    return [known[w] for w in words]  # type: ignore[misc] - every word is known by now
+
+
+def _analyse(words: Sequence[str]) -> list[frozenset[str]]:
+    """:func:`stems` of distinct ``words`` by the tokenizer itself."""
     conn = getattr(_analysers, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from searchapp.analysis import query_terms, stems, word_spans
+from searchapp.analysis import query_terms, stems, word_list, words_among
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
@@ -68,22 +68,16 @@ class QueryTerms:
         """:meth:`find` for several passages, their words analysed in one pass of the tokenizer."""
         if not self.stems:
             return [[] for _ in texts]
-        spans = [word_spans(t) for t in texts]
         # Passages repeat their words, and most words cannot meet any query stem: analyse each distinct
-        # candidate once.
-        words = dict.fromkeys(t[s:e] for t, sp in zip(texts, spans, strict=True) for s, e in sp)
+        # candidate once, then look only for the words that meet one.
+        words = {w for t in texts for w in word_list(t)}
         candidates = [w for w in words if self._may_match(w)]
-        stem_of = dict(zip(candidates, stems(candidates), strict=True))
-        none: frozenset[str] = frozenset()
-        out = []
-        for t, sp in zip(texts, spans, strict=True):
-            found = []
-            for s, e in sp:
-                shared = stem_of.get(t[s:e], none) & self.stems
-                if shared:
-                    found.append(Occurrence(s, e, shared))
-            out.append(found)
-        return out
+        shared = {w: found & self.stems for w, found in zip(candidates, stems(candidates), strict=True)}
+        hits = {w: found for w, found in shared.items() if found}
+        if not hits:
+            return [[] for _ in texts]
+        finder = words_among(hits)
+        return [[Occurrence(m.start(), m.end(), hits[m.group()]) for m in finder.finditer(t)] for t in texts]
 
     def matched(self, found: list[Occurrence]) -> list[str]:
         """The query terms (as the query spells them, lower-cased) that ``found`` contains, in query order."""

@@ -88,3 +88,30 @@ def test_find_many_equals_analysing_every_word(monkeypatch) -> None:  # type: ig
     slow = [QueryTerms(q).find_many(texts) for q in queries]
     assert fast == slow
     assert all(any(found) for found in fast)  # every query matches somewhere, so the comparison is not empty
+
+
+def test_find_many_finds_every_word_whose_stems_meet_the_query_and_no_piece_of_a_word() -> None:
+    import re
+
+    # Word edges as the lexical side cuts words: underscores, digits, accents, a matching word inside a longer
+    # one, at the start and end of the text, repeated, and in another case.
+    texts = ["keys_key key2 Keys, keyboard key", "KEY-keys.key", "monkey keyé key", "", "no match here"]
+    terms = QueryTerms("keys")
+    reference = [
+        [(m.start(), m.end()) for m in re.finditer(r"[^\W_]+", t) if stems([m.group()])[0] & terms.stems]
+        for t in texts
+    ]
+    found = terms.find_many(texts)
+    assert [[(o.start, o.end) for o in f] for f in found] == reference
+    assert reference[0] == [(0, 4), (5, 8), (14, 18), (29, 32)]  # the comparison is not empty
+    assert all(o.stems == frozenset({"kei"}) for f in found for o in f)
+
+
+def test_stems_are_the_same_from_the_cache() -> None:
+    from searchapp import analysis
+
+    words = ["Rotating", "signing", "Rotating", "café"]
+    first = stems(words)
+    assert set(words) <= set(analysis._stem_cache)
+    assert stems(words) == first == [frozenset({"rotat"}), frozenset({"sign"}), frozenset({"rotat"}),
+                                     frozenset({"cafe"})]
