@@ -227,9 +227,10 @@ def run_on_ray(
     import ray.data
 
     connect(options)
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True  # commit in walk order: the same ids as in-process
-    context.enable_progress_bars = False
+    # Not named "context": that is the passage context the actors are built with, below.
+    data_context = ray.data.DataContext.get_current()
+    data_context.execution_options.preserve_order = True  # commit in walk order: the same ids as in-process
+    data_context.enable_progress_bars = False
     ds = ray.data.from_items([{"task": pickle.dumps(t)} for t in tasks])
     ds = ds.map_batches(_prepare_batch, batch_size=PREPARE_BATCH, batch_format="numpy",
                         fn_kwargs={"splitter": splitter, "model": spec.model, "max_bytes": max_bytes},
