@@ -429,13 +429,18 @@ class PostgresStores(Records, Stores):
 
     def _ensure_bm25(self, conn: Connection) -> bool:
         """Whether the BM25 index exists, making it where the extension is installed and it is missing (under
-        the index's lock for this transaction, so two processes opening it at once do not race)."""
+        the index's lock for this transaction, so two processes opening it at once do not race; where another
+        process holds that lock, as a writer does, it is left to be made later)."""
         if self._has_index(conn, BM25_INDEX):
             return True
         installed = conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch'")).first()
         if installed is None or self.read_only:
             return False
-        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": self.lock_key})
+        # Tried, never waited for: the key is the writer lock's, and a writer may hold it for as long as its load
+        # lasts (a first bulk load builds the BM25 index after its rows, and until then the index is missing).
+        # Opened meanwhile, this store goes without and its readers look again when they need it.
+        if not conn.execute(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": self.lock_key}).scalar_one():
+            return False
         if self._has_index(conn, BM25_INDEX):
             return True
         self._create_bm25(conn)
