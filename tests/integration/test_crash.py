@@ -39,8 +39,10 @@ from sqlalchemy import text
 
 from searchapp import Index, IndexConfig
 from searchapp.errors import IndexNotFoundError
+from searchapp.ingest.sections import passage_inputs
 from searchapp.store.database import Database
 from searchapp.store.folder import DB_NAME, VECTORS_NAME
+from searchapp.types import Span
 from tests.consistency import assert_vectors_match_database, check_fts
 
 MAX_TOKENS = 128
@@ -116,27 +118,34 @@ class Reference:
     text)."""
 
     documents: dict[str, tuple[str, list[tuple[int, int, int, str]]]]
+    # Per document, what the encoder was given for each passage (its text, after its section path where the
+    # index embeds one: ingest/sections.passage_inputs).
+    inputs: dict[str, list[str]] = field(default_factory=dict, compare=False)
 
     @property
     def passages(self) -> int:
         return sum(len(p) for _, p in self.documents.values())
 
     def hashes(self, paths: set[str]) -> set[str]:
-        return {passage_hash(t) for path in paths for *_, t in self.documents[path][1]}
+        return {passage_hash(t) for path in paths for t in self.inputs[path]}
 
 
 def stored_content(ix: Index) -> Reference:
     docs: dict[str, tuple[str, list[tuple[int, int, int, str]]]] = {}
+    inputs: dict[str, list[str]] = {}
     with ix.stores.connect() as conn:
         for path, sha in conn.execute(text("SELECT path, sha256 FROM documents")):
             docs[path] = (sha, [])
+            inputs[path] = []
         rows = conn.execute(text(
-            'SELECT d.path, p.ordinal, p.start, p."end", p.text FROM passages p JOIN documents d '
-            "ON d.id = p.document_id ORDER BY d.path, p.ordinal"
+            'SELECT d.path, p.ordinal, p.start, p."end", p.text, p.section, p.n_tokens FROM passages p JOIN '
+            "documents d ON d.id = p.document_id ORDER BY d.path, p.ordinal"
         ))
-        for path, ordinal, start, end, body in rows:
+        for path, ordinal, start, end, body, section, n_tokens in rows:
             docs[path][1].append((ordinal, start, end, body))
-    return Reference(docs)
+            inputs[path] += passage_inputs(body, [Span(0, len(body), n_tokens)], [section],
+                                           ix.config.passage_context, ix._limit())
+    return Reference(docs, inputs)
 
 
 def assert_consistent(ix: Index, reference: Reference) -> None:
@@ -359,9 +368,13 @@ def test_sigkill_at_twenty_points_leaves_a_consistent_index_and_a_rerun_finishes
         assert_answers(ix)
         # The vectors are the model's for their passages (a sample, against the model loaded here).
         with ix.stores.connect() as conn:
-            stored_vectors = dict(conn.execute(text("SELECT text, vector FROM passages")).all())
+            rows = conn.execute(text("SELECT text, vector, section, n_tokens FROM passages")).all()
+        stored_vectors = {t: v for t, v, _, _ in rows}
+        # What the encoder saw of each: the passage after its section path (ingest/sections.passage_inputs).
+        seen = {t: passage_inputs(t, [Span(0, len(t), n)], [sec], ix.config.passage_context, ix._limit())[0]
+                for t, _, sec, n in rows}
         sample = sorted(stored_vectors)[::20]
-        fresh = real_encoder.encode(sample)
+        fresh = real_encoder.encode([seen[t] for t in sample])
         got = np.stack([np.frombuffer(stored_vectors[t], dtype=np.float32) for t in sample])
         assert float(np.min(np.sum(fresh * got, axis=1))) > 0.99
 
