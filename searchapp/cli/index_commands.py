@@ -42,7 +42,7 @@ from searchapp.cli.common import (
     shown_key,
 )
 from searchapp.errors import SearchappError
-from searchapp.ingest.sections import shown_with_title
+from searchapp.ingest.sections import SEPARATOR, shown_with_title
 from searchapp.keyvalue import parse_choices
 from searchapp.query.options import MAX_THREADS
 from searchapp.types import Explanation, Hit, Snippet
@@ -280,7 +280,10 @@ def _where(hit: Hit) -> str:
     """Where the passage stands: its document's title and the section path, as one line (empty when the title is
     only the file's name and there is no section)."""
     named = hit.title and hit.title != hit.path and hit.title != PurePath(hit.path).stem
-    return shown_with_title(hit.title if named else "", hit.section)
+    place = shown_with_title(hit.title, hit.section)  # the title, then the section without a first heading that
+    if named or not hit.title:  # repeats it (a file's title at the root of its sections, say)
+        return place
+    return place[len(hit.title):].removeprefix(SEPARATOR)
 
 
 def _explain_lines(e: Explanation) -> list[str]:

@@ -77,7 +77,8 @@ def test_edited_file_reembeds_only_its_passages(tmp_path: Path, backend: str, in
         (tmp_path / "docs" / "fruit.txt").write_text("Cherries are dark red. Lemons are sour.\n")
         summary = ix.ingest(tmp_path / "docs")
         assert (summary.updated, summary.unchanged, summary.passages_embedded) == (1, 3, 1)
-        assert fake_encoder.calls == [["Cherries are dark red. Lemons are sour."]]
+        # The passage after its section path: a plain-text file's is its title (its name).
+        assert fake_encoder.calls == [["fruit\nCherries are dark red. Lemons are sour."]]
         for mode in MODES:
             assert "Bananas" not in " ".join(h.text for h in ix.search("bananas yellow", k=10, mode=mode))
             assert paths(ix.search("cherries lemons", k=1, mode=mode)) == ["fruit.txt"]

@@ -134,9 +134,14 @@ def test_an_index_from_before_revision_0004_opens_and_lists_null(tmp_path: Path,
     [exported] = [json.loads(line) for line in runner.invoke(app, ["export", "-i", ix]).stdout.splitlines()
                   if json.loads(line)["type"] == "document"]
     assert exported["indexed_at"] is None
+    # Made by a reader from before documents.passages_version (migration 0007): read again once, and indexed
+    # now (its plain text gains its title as section path); then unchanged, and its time as it was.
+    assert json.loads(runner.invoke(app, ["ingest", str(docs), "-i", ix, "--json"]).stdout)["updated"] == 1
+    [now] = json.loads(runner.invoke(app, ["documents", "-i", ix, "--json"]).stdout)["documents"]
+    assert now["indexed_at"] is not None
     assert json.loads(runner.invoke(app, ["ingest", str(docs), "-i", ix, "--json"]).stdout)["unchanged"] == 1
     assert json.loads(runner.invoke(app, ["documents", "-i", ix, "--json"]).stdout)["documents"][0][
-        "indexed_at"] is None  # an unchanged re-ingest does not pretend to know
+        "indexed_at"] == now["indexed_at"]  # an unchanged re-ingest keeps the time it was indexed
 
 
 def test_ingest_force_reads_a_file_whose_size_and_mtime_did_not_change(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]

@@ -92,6 +92,7 @@ def test_an_unknown_url_parameter_is_one_line_naming_it() -> None:
     res = CliRunner().invoke(app, ["status", "--index", "postgresql://app@127.0.0.1:1/db?schema=s&foo=bar"])
     assert res.exit_code == 1
     assert res.stderr.strip().splitlines() == [
-        "error: unknown URL parameter 'foo': use schema, pool_size or a libpq connection parameter (sslmode, "
-        "connect_timeout, application_name, ...)"
+        "error: unknown URL parameter 'foo': use schema, pool_size, vector_type, maintenance_work_mem, "
+        "max_parallel_maintenance_workers or a libpq connection parameter (sslmode, connect_timeout, "
+        "application_name, ...)"
     ]

@@ -129,6 +129,7 @@ class SlowModel:
     a record of whether two passes ever overlapped."""
 
     num_layers, dimension, max_length = 1, 4, 512
+    device, cuda = "cpu", False  # where the model's tensors live, as the real model says
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
