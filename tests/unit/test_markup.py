@@ -260,8 +260,10 @@ def test_hostile_markup_of_two_megabytes_reads_in_linear_work() -> None:
 
 WORD = st.text(st.characters(categories=("L", "N")), min_size=1, max_size=8)
 CODE_LINE = st.text(st.sampled_from("ab #*[]()!{}<>=_-|`~:/ \\\"'"), max_size=20).map(lambda s: "x" + s)
+# No "]:" in code: a link whose text starts with such a code span at a line's start ("[`]:`][x]") is a link
+# reference definition by CommonMark's block rules (they come before code spans), not a link.
 INLINE_CODE = st.text(st.sampled_from("ab #*[]()!{}<>=_-|~:/\\ "), min_size=1, max_size=12).filter(
-    lambda s: s.strip() == s)
+    lambda s: s.strip() == s and "]:" not in s)
 MARKUP = set("#[](){}<>*`|!=~_-")
 
 
