@@ -8,6 +8,10 @@ exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``st
 
 Stopwords are dropped because a very frequent word makes the index walk a posting list as long as the corpus
 for almost no ranking signal.
+
+A passage's section path (the headings it sits under) counts :data:`SECTION_WEIGHT` times a word of its text, in
+both engines: FTS5 weighs its section column so in ``bm25()``; pg_textsearch indexes one plain column, so the
+PostgreSQL backend indexes :func:`lexical_field`, the section path that many times and then the text.
 """
 
 from __future__ import annotations
@@ -26,6 +30,18 @@ STOPWORDS = frozenset(
     "a an and are as at be by for from has have how i in is it its of on or that the this to was were "
     "what when where which who why will with do does did can you your".split()
 )
+
+
+# How much a match in a passage's section path counts against one in its text (docs/evaluation.md: "Your own
+# folder"). A whole number: PostgreSQL's BM25 field repeats the section path this many times.
+SECTION_WEIGHT = 2
+
+
+def lexical_field(text: str, section: str) -> str:
+    """What PostgreSQL's BM25 index reads of a passage: its section path :data:`SECTION_WEIGHT` times, a line each,
+    then its text; the text alone where it has no section. The term frequencies are then FTS5's weighted ones
+    (text + weight x section); only the length normalisation counts the section's words weight times, not once."""
+    return (section + "\n") * SECTION_WEIGHT + text if section else text
 
 
 def query_terms(query: str) -> list[str]:

@@ -6,7 +6,7 @@ states the difference. Scores here are made positive (FTS5 returns them negated 
 
 Queries are turned into an OR of their quoted terms (``analysis.query_terms``: stopwords dropped). The FTS5
 table's tokenizer is ``analysis.TOKENIZER``. It has two columns (migration 0006): the passage's text and its
-section path (the headings it sits under), the latter weighted :data:`SECTION_WEIGHT` times the text in
+section path (the headings it sits under), the latter weighted ``analysis.SECTION_WEIGHT`` times the text in
 ``bm25()``: a page's topic, named by its headings, counts for every passage under them. A passage without a
 section scores as it would with one column.
 """
@@ -18,14 +18,13 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from searchapp.analysis import query_terms
+from searchapp.analysis import SECTION_WEIGHT, query_terms
 from searchapp.store.filter_sql import Restrict
 from searchapp.types import Run
 
 # SQLite limits host parameters per statement; stay well under the old default of 999.
 MAX_PARAMS = 900
-# bm25()'s weight of a match in the section column against one in the text (docs/evaluation.md: "Your own folder").
-SECTION_WEIGHT = 2.0
+# bm25()'s weight of a match in the section column against one in the text: the one declared for both engines.
 _BM25 = f"bm25(passages_fts, 1.0, {SECTION_WEIGHT})"
 
 

@@ -27,13 +27,15 @@ def display(location: str) -> str:
 def index_exists(location: str) -> bool:
     """Whether an index is stored at ``location`` (settings written: its creation finished)."""
     if is_postgres(location):
-        from searchapp.errors import IndexNotFoundError
+        from searchapp.errors import IndexNotFoundError, SchemaError
         from searchapp.store.postgres import PostgresStores
 
         try:
             PostgresStores(location, VectorPolicy(), lambda: 0, read_only=True).close()
         except IndexNotFoundError:
             return False
+        except SchemaError:  # one there, behind this version's schema: a writable open migrates it
+            return True
         return True
     from searchapp.store.database import has_settings
     from searchapp.store.folder import DB_NAME

@@ -6,11 +6,14 @@ processes on any number of hosts answer from the same committed state.
   sequential scan) below the policy's threshold, an HNSW index above it, built after the rows are loaded. Per
   query ``hnsw.ef_search`` is raised to the number of rows asked for (its default, 40, silently caps a ``LIMIT
   100``) and, with a filter, ``hnsw.iterative_scan`` is on (else a narrow filter returns fewer than ``k`` rows).
-- Lexical: real BM25 from pg_textsearch (``text <@> to_bm25query(q, index)``, negated), never ``ts_rank``.
-  Without the extension, lexical and hybrid queries raise ``ConfigError`` saying what to install; dense queries
-  work. pg_textsearch does not take deleted rows out of its corpus statistics until the index is rebuilt: the
-  store counts the passages deleted since the last rebuild and rebuilds the index when a writer finishes, so
-  scores are those of the rows present.
+- Lexical: real BM25 from pg_textsearch (``lexical_text <@> to_bm25query(q, index)``, negated), never ``ts_rank``,
+  over ``passages_lexical``: a row per passage holding its section path (``analysis.SECTION_WEIGHT`` times) and
+  its text (``analysis.lexical_field``), since pg_textsearch indexes one plain column; a table of its own, so the
+  passages' rows, which the exact vector scan reads, are as narrow as without it. Without the extension, lexical
+  and hybrid queries raise ``ConfigError`` saying what to install; dense queries work. pg_textsearch does not
+  take deleted rows out of its corpus statistics until the index is rebuilt: the store counts the passages
+  deleted since the last rebuild and rebuilds the index when a writer finishes, so scores are those of the rows
+  present.
 - Hybrid: one statement takes each side's top ``k0`` within the filter and returns every candidate with both
   real scores.
 - One writer: a session advisory lock keyed by the schema (``IndexLockedError`` for a second writer); a
@@ -48,7 +51,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
-from searchapp.analysis import query_terms
+from searchapp.analysis import lexical_field, query_terms
 from searchapp.errors import (
     ConfigError,
     IndexLockedError,
@@ -86,7 +89,7 @@ _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # PostgreSQL's own schemas besides pg_*: an index there would put its tables among the catalog's views.
 _SYSTEM_SCHEMAS = ("information_schema",)
 # The relations an index's schema holds (tables.py, and Alembic's revision): any other is another application's.
-_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "alembic_version"})
+_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "passages_lexical", "alembic_version"})
 _NO_BM25_INDEX = (
     "lexical and hybrid ranking on PostgreSQL need the index's BM25 index (passages_bm25), which is missing: open "
     "the index once for writing (any ingest) to build it; dense queries work without it"
@@ -447,7 +450,8 @@ class PostgresStores(Records, Stores):
         return True
 
     def _create_bm25(self, conn: Connection) -> None:
-        """The BM25 index over the passages' text, with the index's text configuration (made if missing)."""
+        """The BM25 index over the passages' lexical field (``passages_lexical``: section path and text), with the
+        index's text configuration (made if missing). A fresh index: no deleted passage counts in it."""
         q, cfg = self.q, TEXT_CONFIG
         # English stemming without the stopword list, as the folder backend's FTS5 index does: every word counts
         # in a passage's length, and the query side drops the same short stopword list in both backends. (They
@@ -462,8 +466,9 @@ class PostgresStores(Records, Stores):
             conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {q}.{cfg} (COPY = pg_catalog.english)"))
             conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {q}.{cfg} ALTER MAPPING REPLACE english_stem WITH "
                               f"{q}.{cfg}_stem"))
-        conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages USING bm25(text) "
+        conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages_lexical USING bm25(lexical_text) "
                           f"WITH (text_config='{q}.{cfg}')"))
+        self._drop_setting(conn, _STALE_KEY)
 
     def discard(self) -> None:
         """Drop what an interrupted creation made (the schema, if this store made it)."""
@@ -545,7 +550,6 @@ class PostgresStores(Records, Stores):
         with self.write_engine.begin() as conn:
             self._set_build_settings(conn)
             self._create_bm25(conn)
-            self._drop_setting(conn, _STALE_KEY)  # a fresh index: nothing deleted counts in it
         self.has_bm25, self._bm25_deferred = True, False
 
     def _set_build_settings(self, conn: Connection, rows: int = 0) -> None:
@@ -618,6 +622,13 @@ class PostgresStores(Records, Stores):
             copy.set_types([oids[n] for n in names])
             for row in rows:
                 copy.write_row([row[k] for k in keys])
+
+    def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        # The BM25 index's field of each new passage, in the transaction that inserts it (ON DELETE CASCADE takes
+        # it out with its passage).
+        assert self.tables.lexical is not None
+        self._insert(conn, self.tables.lexical, [
+            {"id": i, "lexical_text": lexical_field(t, s)} for i, t, s in zip(ids, texts, sections, strict=True)])
 
     def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
         # pg_textsearch keeps deleted rows in its corpus statistics until the index is rebuilt: count them.
@@ -776,13 +787,15 @@ class PostgresReader(Reader):
         return _bm25_run(rows)
 
     def _top_bm25(self, limit: str) -> str:
-        """pg_textsearch's ordered top-k: the bare ``ORDER BY text <@> q LIMIT n`` its Block-Max WAND scan serves.
+        """pg_textsearch's ordered top-k: the bare ``ORDER BY lexical_text <@> q LIMIT n`` its Block-Max WAND scan
+        serves (over ``passages_lexical``, aliased ``p`` as the filter's scope names it: the same ids).
         No ``<@>`` in WHERE (scored on its own, outside the scan) and no second sort key (an incremental sort
         above the scan that reads far more of it): the run's tie order and non-matches are settled in Python
         (:func:`_bm25_run`)."""
         bq = self._bm25()
         where = f" WHERE TRUE{self.scope}" if self.scope else ""
-        return f"SELECT p.id, -(p.text <@> {bq}) AS s FROM passages p{where} ORDER BY p.text <@> {bq} LIMIT :{limit}"
+        return (f"SELECT p.id, -(p.lexical_text <@> {bq}) AS s FROM passages_lexical p{where} "
+                f"ORDER BY p.lexical_text <@> {bq} LIMIT :{limit}")
 
     def dense(self, qvec: np.ndarray, k: int) -> Run:
         self._tune(k)
@@ -813,9 +826,11 @@ class PostgresReader(Reader):
                 "WITH dn AS MATERIALIZED (SELECT p.id FROM passages p WHERE TRUE" + self.scope
                 + f" ORDER BY p.embedding <#> {self._qvec} LIMIT :k0), "
                 f"lt AS MATERIALIZED ({self._top_bm25('k0')}) "
-                # The candidates' rows by key (an array of ids: a join could read the table through).
-                f"SELECT p.id, -(p.embedding <#> {self._qvec}), coalesce(lt.s, -(p.text <@> {bq})) "
-                "FROM passages p LEFT JOIN lt ON lt.id = p.id "
+                # The candidates' rows by key (an array of ids: a join could read the table through), and a
+                # dense-only candidate's BM25 field by its key too (a subquery: a join was a hash join reading the
+                # whole of passages_lexical).
+                f"SELECT p.id, -(p.embedding <#> {self._qvec}), coalesce(lt.s, -(SELECT l.lexical_text <@> {bq} "
+                "FROM passages_lexical l WHERE l.id = p.id)) FROM passages p LEFT JOIN lt ON lt.id = p.id "
                 "WHERE p.id = ANY(ARRAY(SELECT id FROM dn UNION SELECT id FROM lt))"
             ),
             {"q": terms, "v": _vector_text(qvec), "k0": k0, **self.params},

@@ -4,7 +4,9 @@ changed only by the Alembic migrations (``migrations/versions``); these say what
 
 The dialects differ in one column: a passage's vector is float32 bytes in SQLite (``passages.vector``) and a
 pgvector value in PostgreSQL (``passages.embedding``, migration 0003). Both go by the key ``vector`` and the type
-:class:`Embedding`, which reads and writes NumPy float32 ``(d,)`` arrays either way.
+:class:`Embedding`, which reads and writes NumPy float32 ``(d,)`` arrays either way. PostgreSQL has one more table,
+``passages_lexical`` (migration 0008): what its BM25 index reads of each passage (``analysis.lexical_field``), a
+row per passage kept by the store's writes; SQLite's FTS5 table reads the passages' own columns.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class Tables:
     settings: Table
     documents: Table
     passages: Table
+    # PostgreSQL only: a passage's BM25 field (its section path and its text), apart from the passages' rows, which
+    # the exact vector scan reads (a wider row made that scan slower; docs/postgres.md).
+    lexical: Table | None = None
 
 
 @cache
@@ -114,4 +119,11 @@ def tables(dialect: str) -> Tables:
         Column("embedding" if dialect == "postgresql" else "vector", Embedding(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )
-    return Tables(settings, documents, passages)
+    if dialect != "postgresql":
+        return Tables(settings, documents, passages)
+    lexical = Table(
+        "passages_lexical", meta,
+        Column("id", _ID, ForeignKey("passages.id", ondelete="CASCADE"), primary_key=True),
+        Column("lexical_text", Text, nullable=False),
+    )
+    return Tables(settings, documents, passages, lexical)

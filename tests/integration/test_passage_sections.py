@@ -54,16 +54,29 @@ def test_hits_carry_their_section_and_the_encoder_sees_it(tmp_path: Path, fake_e
     assert exported[0].section == hits[0].section
 
 
-def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    # Folder indexes: FTS5 matches the section path as a column of its own (PostgreSQL's BM25 reads the text alone:
-    # docs/postgres.md).
-    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=16),
-               encoder=fake_encoder) as ix:
-        ix.ingest(_docs(tmp_path))
-        # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the
-        # guide's headings name a plugin.
-        hits = ix.search("plugin sensible default", k=3, mode="lexical")
+def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    # Both backends: FTS5 matches the section path as a column of its own, PostgreSQL's BM25 in the passage's
+    # lexical field (analysis.lexical_field).
+    ix = index_at(max_tokens=16)
+    ix.ingest(_docs(tmp_path))
+    # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the
+    # guide's headings name a plugin.
+    hits = ix.search("plugin sensible default", k=3, mode="lexical")
     assert hits[0].section == "Plugins > The checker plugin > Settings", [(h.section, h.text) for h in hits]
+
+
+def test_a_word_only_in_the_section_path_finds_the_passage(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    ix = index_at(max_tokens=16)
+    ix.ingest(_docs(tmp_path))
+    settings = "Plugins > The checker plugin > Settings"
+    # "checker" is in the heading line of the passage under it and in the section path of the one below, never
+    # in that one's text: BM25 finds it there by its section alone.
+    hits = {h.section: h for h in ix.search("checker", k=10, mode="lexical")}
+    assert settings in hits, list(hits)
+    assert "checker" not in hits[settings].text.lower()
+    assert hits[settings].text.endswith("Every setting has a sensible default value.")
+    # What is shown and highlighted is the passage's own text.
+    assert GUIDE[hits[settings].start : hits[settings].end] == hits[settings].text
 
 
 def test_the_cli_shows_the_section_above_the_snippet_and_in_json(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]

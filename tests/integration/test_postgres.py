@@ -93,9 +93,11 @@ def test_parity_with_the_folder_backend(tmp_path: Path, pg_url: str) -> None:
 def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, float]:
     """BM25 over the lexemes of the index's text configuration (English stemming, no stopwords), with k1 1.2,
     b 0.75 and Lucene's idf ln(1 + (N - df + 0.5) / (df + 0.5)), computed here from to_tsvector's positions; the
-    query's terms are those the folder backend uses (analysis.py: query_terms)."""
+    query's terms are those the folder backend uses (analysis.py: query_terms). What is scored is each passage's
+    lexical field (its section path, a plain-text file's title, then its text: analysis.lexical_field)."""
     cfg = f"{schema}.searchapp_english"
-    rows = conn.execute(sa.text(f"SELECT id, to_tsvector('{cfg}', text)::text FROM {schema}.passages")).all()
+    rows = conn.execute(sa.text(f"SELECT id, to_tsvector('{cfg}', lexical_text)::text FROM {schema}.passages_lexical")
+                        ).all()
     docs: dict[int, dict[str, int]] = {}
     for pid, tsv in rows:
         docs[pid] = {m.group(1): len(m.group(2).split(",")) for m in re.finditer(r"'([^']+)':([\d,A-D]+)", tsv)}
@@ -359,3 +361,39 @@ def test_an_index_from_before_revision_0004_opens_and_lists_null(pg_url: str, fa
         assert [h.path for h in ix.search("signing keys", k=1, mode="lexical")] == ["keys"]
         ix.add_texts(["Rotate the signing keys every month."], ids=["keys"])  # new content: now known
         assert all(d.indexed_at is not None for d in ix.documents())
+
+
+def test_an_index_from_before_revision_0008_ranks_by_its_sections(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    from alembic import command
+
+    from searchapp.analysis import lexical_field
+    from searchapp.store import schema
+    from tests.integration.test_passage_sections import _docs
+
+    docs = _docs(tmp_path)
+    with Index(pg_url, create=True, config=IndexConfig.from_flat(max_tokens=16), encoder=fake_encoder) as ix:
+        ix.ingest(docs)
+        ix.add_texts(["A text added through the API has no headings."], ids=["api"])
+        name = ix.stores.schema
+        # Back to revision 0007, and its BM25 index as that searchapp's store made it: over the passages' text.
+        with ix.stores.write_engine.begin() as conn:
+            command.downgrade(schema._alembic_config(conn, name), "0007")
+            conn.execute(sa.text(f"CREATE INDEX passages_bm25 ON passages USING bm25(text) "
+                                 f"WITH (text_config='{name}.searchapp_english')"))
+        assert schema.current_revision(ix.stores.write_engine, name) == "0007"
+    # Opened as an ingest or an eval opens it (an index is found there, though behind this version's schema).
+    with Index.open_or_create(pg_url, encoder=fake_encoder) as ix:
+        assert schema.current_revision(ix.stores.write_engine, name) == schema.head_revision()
+        with ix.stores.write_engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT p.text, p.section, l.lexical_text FROM passages p "
+                                        "LEFT JOIN passages_lexical l ON l.id = p.id")).all()
+            (made,) = conn.execute(sa.text("SELECT indexdef FROM pg_indexes WHERE schemaname = :s "
+                                           "AND indexname = 'passages_bm25'"), {"s": name}).one()
+        # Every passage's field is the one the store writes today (the migration's frozen SQL agrees with
+        # analysis.lexical_field, SECTION_WEIGHT included), the text alone where there is no section.
+        assert [field for _, _, field in rows] == [lexical_field(t, s) for t, s, _ in rows]
+        assert any(s for _, s, _ in rows) and any(not s and field == t for t, s, field in rows)
+        assert "passages_lexical USING bm25 (lexical_text)" in made
+        hits = {h.section for h in ix.search("checker", k=10, mode="lexical")}
+        assert "Plugins > The checker plugin > Settings" in hits
+        assert ix.ingest(docs).unchanged == len(list(docs.iterdir()))
