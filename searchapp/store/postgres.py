@@ -827,8 +827,8 @@ class PostgresReader(Reader):
                 + f" ORDER BY p.embedding <#> {self._qvec} LIMIT :k0), "
                 f"lt AS MATERIALIZED ({self._top_bm25('k0')}) "
                 # The candidates' rows by key (an array of ids: a join could read the table through), and a
-                # dense-only candidate's BM25 field by its key too (a subquery: a join was a hash join reading the
-                # whole of passages_lexical).
+                # dense-only candidate's BM25 field by its key too (a subquery: a join to passages_lexical was
+                # planned as a sequential scan of it, tests/integration/test_postgres_plans.py).
                 f"SELECT p.id, -(p.embedding <#> {self._qvec}), coalesce(lt.s, -(SELECT l.lexical_text <@> {bq} "
                 "FROM passages_lexical l WHERE l.id = p.id)) FROM passages p LEFT JOIN lt ON lt.id = p.id "
                 "WHERE p.id = ANY(ARRAY(SELECT id FROM dn UNION SELECT id FROM lt))"
