@@ -44,9 +44,9 @@ VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 
 # From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
-# MAX_PARTS): below it one part is about as fast, the hand-offs costing what the cores save
-# (docs/performance.md, "Lexical scoring in parts").
-PARALLEL_MIN = 200_000
+# MAX_PARTS; one core fewer in a session that also searches vectors): below it one part is about as fast, the
+# hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
+PARALLEL_MIN = 10_000
 MAX_PARTS = 4
 
 T = TypeVar("T")
@@ -231,7 +231,9 @@ class FolderStores(Database, Stores):
             self.refresh()
         with contextlib.ExitStack() as stack:
             conn = stack.enter_context(self.connect())
-            ranges = lexical.parts(conn, min(_cores(), MAX_PARTS))
+            # A hybrid query's dense search takes a core of its own; more parts would slow it down more than
+            # they speed up the lexical side (docs/performance.md).
+            ranges = lexical.parts(conn, min(_cores() - (1 if dense else 0), MAX_PARTS))
             first, last = ranges[0], ranges[-1]
             if first is None or last is None or last[1] - first[0] + 1 < PARALLEL_MIN:
                 ranges = [None]

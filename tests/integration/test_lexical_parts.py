@@ -38,9 +38,9 @@ def _hits(ix: Index, mode: str, **options: object) -> list[list[tuple[int, float
 def test_parts_rank_as_one(index: Index, monkeypatch: pytest.MonkeyPatch, mode: str, filters: object) -> None:
     whole = _hits(index, mode, filters=filters)
     monkeypatch.setattr(folder, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(folder, "_cores", lambda: 3)
-    with index.stores.reader() as reader:
-        assert len(reader.parts) == 3  # the parts are really taken
+    monkeypatch.setattr(folder, "_cores", lambda: 4)
+    with index.stores.reader(dense=mode != "lexical") as reader:
+        assert len(reader.parts) == (4 if mode == "lexical" else 3)  # the parts are really taken
     assert _hits(index, mode, filters=filters) == whole
     assert any(whole), "the queries must find something"
 
@@ -60,7 +60,7 @@ def test_parts_cover_every_id_once(index: Index) -> None:
 
 def test_a_failed_part_leaves_no_matches_behind(index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(folder, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(folder, "_cores", lambda: 2)
+    monkeypatch.setattr(folder, "_cores", lambda: 3)
     real = lexical.Matches.__init__
     calls = []
 
