@@ -1,6 +1,7 @@
 """Recall@10 of PostgreSQL's HNSW index against exact search, on real embeddings, for vector and halfvec.
 
-    .venv/bin/python benchmarks/pg_recall.py --index 'postgresql+psycopg://USER@/DB?host=SOCKETDIR' [--scale N] [--json]
+    .venv/bin/python benchmarks/pg_recall.py --index 'postgresql+psycopg://USER@/DB?host=SOCKETDIR' [--scale N]
+        [--types vector halfvec] [--json]
 
 Vectors as benchmarks/ann_recall.py takes them: the passages of the cached fp32 SciFact index (build it first with
 `searchapp eval ../shared/data/scifact --split train --precision fp32`), grown with --scale to N vectors drawn
@@ -44,6 +45,8 @@ def main() -> None:
     ap.add_argument("--index", required=True, help="a PostgreSQL URL; schemas recall_<type>_<pid> are made in it")
     ap.add_argument("--scale", type=int, default=0)
     ap.add_argument("--noise", type=float, default=0.5)
+    ap.add_argument("--types", nargs="+", default=["vector", "halfvec"], choices=("vector", "halfvec"),
+                    help="the vector types to build and measure (each is an HNSW build of every vector)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     import faiss
@@ -60,7 +63,7 @@ def main() -> None:
     _, truth = flat.search(qv, 10)
     out: dict[str, object] = {"vectors": len(vecs), "queries": len(qv), "rows": []}
     sep = "&" if "?" in args.index else "?"
-    for vector_type in ("vector", "halfvec"):
+    for vector_type in args.types:
         url = f"{args.index}{sep}schema=recall_{vector_type}_{os.getpid()}&vector_type={vector_type}"
         config = IndexConfig(dimension=vecs.shape[1], vector_index="ivf")
         with Index(url, create=True, config=config, encoder=Encoder(precision="fp32")) as ix:

@@ -10,11 +10,12 @@ process's writes) is rebuilt from the stored vectors, straight into the kind of 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -41,6 +42,14 @@ if TYPE_CHECKING:
 DB_NAME = "index.db"
 VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
+
+# From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
+# MAX_PARTS; one core fewer in a session that also searches vectors): below it one part is about as fast, the
+# hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
+PARALLEL_MIN = 10_000
+MAX_PARTS = 4
+
+T = TypeVar("T")
 
 
 class FolderStores(Database, Stores):
@@ -217,10 +226,19 @@ class FolderStores(Database, Stores):
 
     @contextlib.contextmanager
     def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[FolderReader]:
+        """A read session; on a large index with several cores it holds a connection per lexical part."""
         if dense:
             self.refresh()
-        with self.connect() as conn:
-            yield FolderReader(self, conn, flt, dense)
+        with contextlib.ExitStack() as stack:
+            conn = stack.enter_context(self.connect())
+            # A hybrid query's dense search takes a core of its own; more parts would slow it down more than
+            # they speed up the lexical side (docs/performance.md).
+            ranges = lexical.parts(conn, min(_cores() - (1 if dense else 0), MAX_PARTS))
+            first, last = ranges[0], ranges[-1]
+            if first is None or last is None or last[1] - first[0] + 1 < PARALLEL_MIN:
+                ranges = [None]
+            others = [stack.enter_context(self.connect()) for _ in ranges[1:]]
+            yield FolderReader(self, conn, flt, dense, list(zip([conn, *others], ranges, strict=True)))
 
     def disk_bytes(self) -> int:
         size = 0
@@ -233,9 +251,18 @@ class FolderStores(Database, Stores):
 class FolderReader(Reader):
     """A read session on one SQLite connection; a filter becomes SQL for FTS5 and an id selector for FAISS."""
 
-    def __init__(self, stores: FolderStores, conn: Connection, flt: Filter | None, dense: bool) -> None:
+    def __init__(
+        self,
+        stores: FolderStores,
+        conn: Connection,
+        flt: Filter | None,
+        dense: bool,
+        parts: Sequence[tuple[Connection, lexical.Part]] | None = None,
+    ) -> None:
         self.stores = stores
         self.conn = conn
+        # The lexical side's parts, each a range of ids on a connection of its own (the first is ``conn``).
+        self.parts = list(parts or [(conn, None)])
         self.restrict: Restrict | None = None
         self.allowed: np.ndarray | None = None  # int64 (m,): the passages a filtered dense search may return
         if flt is not None and not flt.empty:
@@ -245,19 +272,53 @@ class FolderReader(Reader):
                                            dtype=np.int64)
 
     def lexical(self, query: str, k: int) -> Run:
-        return lexical.search(self.conn, query, k, self.restrict)
+        if len(self.parts) == 1:
+            return lexical.search(self.conn, query, k, self.restrict)
+        return lexical.merge(self._in_parts(lambda conn, part: lexical.search(conn, query, k, self.restrict, part)), k)
+
+    def _matches(self, query: str, k: int) -> lexical.Matches | lexical.MatchParts:
+        if len(self.parts) == 1:
+            return lexical.Matches(self.conn, query, k, self.restrict)
+        found = self._in_parts(lambda conn, part: lexical.Matches(conn, query, k, self.restrict, part),
+                               undo=lambda m: m.__exit__(None, None, None))
+        return lexical.MatchParts(found, k)
+
+    def _in_parts(
+        self, fn: Callable[[Connection, lexical.Part], T], undo: Callable[[T], None] | None = None
+    ) -> list[T]:
+        """``fn(connection, part)`` for every part at once, the first on this thread and the others on the query
+        threads; the results in part order. If one fails, ``undo`` is given each result that did not, and the
+        first error is raised."""
+        pending = [_worker().submit(fn, conn, part) for conn, part in self.parts[1:]]
+        out: list[T] = []
+        error: BaseException | None = None
+        try:
+            out.append(fn(*self.parts[0]))
+        except BaseException as exc:
+            error = exc
+        for future in pending:
+            try:
+                out.append(future.result())
+            except BaseException as exc:
+                error = error or exc
+        if error is not None:
+            for result in out:
+                if undo is not None:
+                    undo(result)
+            raise error
+        return out
 
     def dense(self, qvec: np.ndarray, k: int) -> Run:
         return self.stores.vectors.search(qvec, k, self.allowed)
 
     def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
-        """The dense search runs on a worker thread while FTS5 scores the query's matches into a temporary table
-        (both release the GIL), so a hybrid query costs about the slower side, not the sum; the dense
-        candidates' BM25 scores are then keyed lookups among the materialised matches."""
+        """The dense search runs on a worker thread while FTS5 scores the query's matches (in parts on a large
+        index) into temporary tables (both release the GIL), so a hybrid query costs about the slower side, not
+        the sum; the dense candidates' BM25 scores are then keyed lookups among the materialised matches."""
         store = self.stores.vectors
         pending = _worker().submit(store.search, qvec, k0, self.allowed)
         try:
-            with lexical.Matches(self.conn, query, k0, self.restrict) as matches:
+            with self._matches(query, k0) as matches:
                 dense = dict(pending.result())
                 known = matches.scores(list(dense))
         finally:
@@ -279,8 +340,17 @@ _POOL_LOCK = threading.Lock()
 
 
 def _worker() -> ThreadPoolExecutor:
-    """The thread hybrid queries run their dense search on (one: the vector store serialises searches anyway)."""
+    """The threads queries hand work to: a hybrid query's dense search, and the lexical parts after the first
+    (MAX_PARTS threads: a dense search and the other parts of one query all at once)."""
     with _POOL_LOCK:
         if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="searchapp-dense"))
+            _POOL.append(ThreadPoolExecutor(max_workers=MAX_PARTS, thread_name_prefix="searchapp-query"))
         return _POOL[0]
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1

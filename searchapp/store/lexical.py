@@ -9,6 +9,12 @@ table's tokenizer is ``analysis.TOKENIZER``. It has two columns (migration 0006)
 section path (the headings it sits under), the latter weighted ``analysis.SECTION_WEIGHT`` times the text in
 ``bm25()``: a page's topic, named by its headings, counts for every passage under them. A passage without a
 section scores as it would with one column.
+
+A query can be scored in parts, each over one range of rowids (:func:`parts`, on a connection and a thread of
+its own, then :func:`merge`): ``bm25()`` takes N, the average length and each term's document frequency from the
+whole table whatever the range, so a passage scores the same in a part as in the whole, and FTS5 seeks to a
+range's first rowid in each posting list rather than reading what lies before it. On a large index the parts
+run on several cores at once (``store/folder.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from sqlalchemy import Connection, text
 from searchapp.analysis import SECTION_WEIGHT, query_terms
 from searchapp.store.filter_sql import Restrict
 from searchapp.types import Run
+
+# A range of rowids, both ends included; None: every passage.
+Part = tuple[int, int] | None
 
 # SQLite limits host parameters per statement; stay well under the old default of 999.
 MAX_PARAMS = 900
@@ -49,11 +58,31 @@ def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str],
     )
 
 
-def _restricted(restrict: Restrict | None) -> tuple[str, dict[str, Any]]:
-    """`` AND rowid IN (...)`` for a SELECT of allowed passage ids with its parameters (``filter_sql.passages_sql``)."""
-    if restrict is None:
-        return "", {}
-    return f" AND rowid IN ({restrict[0]})", restrict[1]
+def _restricted(restrict: Restrict | None, part: Part = None) -> tuple[str, dict[str, Any]]:
+    """`` AND rowid IN (...)`` for a SELECT of allowed passage ids with its parameters (``filter_sql.passages_sql``),
+    and `` AND rowid BETWEEN ...`` for a part."""
+    where, params = ("", {}) if restrict is None else (f" AND rowid IN ({restrict[0]})", dict(restrict[1]))
+    if part is not None:
+        where += " AND rowid BETWEEN :part_lo AND :part_hi"
+        params.update(part_lo=part[0], part_hi=part[1])
+    return where, params
+
+
+def parts(conn: Connection, n: int) -> list[Part]:
+    """The passages' rowids cut into ``n`` ranges of equal width (fewer where there are fewer ids), lowest first;
+    ``[None]`` for an empty index or ``n`` <= 1. Ids are handed out in order, so equal widths hold about equal
+    numbers of passages unless whole stretches were removed."""
+    lo, hi = _rows(conn, "SELECT (SELECT min(id) FROM passages), (SELECT max(id) FROM passages)", {})[0]
+    if lo is None or n <= 1:
+        return [None]
+    n = min(n, hi - lo + 1)
+    cuts = [lo + (hi - lo + 1) * i // n for i in range(n + 1)]
+    return [(cuts[i], cuts[i + 1] - 1) for i in range(n)]
+
+
+def merge(runs: Sequence[Run], k: int) -> Run:
+    """The ``k`` best of the parts' runs (disjoint passages), in :func:`search`'s order: score, then rowid."""
+    return sorted((hit for run in runs for hit in run), key=lambda h: (-h[1], h[0]))[:k]
 
 
 def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -63,15 +92,16 @@ def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any,
     return conn.connection.driver_connection.execute(sql, params).fetchall()  # type: ignore[union-attr]
 
 
-def search(conn: Connection, query: str, k: int, restrict: Restrict | None = None) -> Run:
+def search(conn: Connection, query: str, k: int, restrict: Restrict | None = None, part: Part = None) -> Run:
     """The ``k`` best passages for ``query`` by BM25: ``[(passage_id, score)]``, best first, scores > 0.
 
-    ``restrict``: only passages among the ids this SQL SELECT returns (with its parameters).
+    ``restrict``: only passages among the ids this SQL SELECT returns (with its parameters); ``part``: only
+    passages in this range of ids.
     """
     terms = query_terms(query)
     if not terms or k <= 0:
         return []
-    where, params = _restricted(restrict)
+    where, params = _restricted(restrict, part)
     # Sorted by the selected score itself: ORDER BY bm25() would be a second call of it for every match.
     rows = _rows(
         conn,
@@ -112,25 +142,33 @@ class Matches:
     passages (say, the dense side's candidates, known only later) by a keyed lookup, with no second pass over
     the posting lists. Lets a hybrid query run its dense search while FTS5 scores the matches.
 
-    Use as a context manager on one connection; the table is emptied on exit.
+    Use as a context manager on one connection; the table is emptied on exit. ``part``: only the passages in
+    this range of ids (the other parts on other connections: :class:`MatchParts`).
     """
 
-    def __init__(self, conn: Connection, query: str, k: int, restrict: Restrict | None = None) -> None:
+    def __init__(
+        self, conn: Connection, query: str, k: int, restrict: Restrict | None = None, part: Part = None
+    ) -> None:
         self.conn = conn
         self.top: Run = []
         self.terms = query_terms(query)
         if not self.terms or k <= 0:
             return
         _rows(conn, "CREATE TEMP TABLE IF NOT EXISTS lexical_matches (id INTEGER PRIMARY KEY, s REAL)", {})
-        where, params = _restricted(restrict)
-        # FTS5 yields rowids in ascending order, so the inserts append to the temporary b-tree.
-        _rows(
-            conn,
-            f"INSERT INTO temp.lexical_matches SELECT rowid, -{_BM25} FROM passages_fts "
-            f"WHERE passages_fts MATCH :q{where}",
-            {"q": match_expression(self.terms), **params},
-        )
-        rows = _rows(conn, "SELECT id, s FROM temp.lexical_matches ORDER BY s DESC, id LIMIT :k", {"k": k})
+        where, params = _restricted(restrict, part)
+        try:
+            # FTS5 yields rowids in ascending order, so the inserts append to the temporary b-tree.
+            _rows(
+                conn,
+                f"INSERT INTO temp.lexical_matches SELECT rowid, -{_BM25} FROM passages_fts "
+                f"WHERE passages_fts MATCH :q{where}",
+                {"q": match_expression(self.terms), **params},
+            )
+            rows = _rows(conn, "SELECT id, s FROM temp.lexical_matches ORDER BY s DESC, id LIMIT :k", {"k": k})
+        except BaseException:
+            # Left filled, the table would collide with (or leak into) the next query's matches on this connection.
+            self.__exit__(None, None, None)
+            raise
         self.top = [(int(r[0]), float(r[1])) for r in rows]
 
     def scores(self, ids: Sequence[int]) -> dict[int, float]:
@@ -149,3 +187,29 @@ class Matches:
     def __exit__(self, *exc: object) -> None:
         if self.terms:
             _rows(self.conn, "DELETE FROM temp.lexical_matches", {})
+
+
+class MatchParts:
+    """One query's :class:`Matches` in parts (disjoint ranges, one connection each), read as one: the top ``k``
+    of them all, and any passage's score from the part that holds it. Takes ownership of the parts: exiting
+    empties every part's table."""
+
+    def __init__(self, parts: Sequence[Matches], k: int) -> None:
+        self.parts = list(parts)
+        self.top = merge([m.top for m in self.parts], k)
+
+    def scores(self, ids: Sequence[int]) -> dict[int, float]:
+        """BM25 of the given passages (0 for those that match no term)."""
+        out = dict.fromkeys(ids, 0.0)
+        for m in self.parts:
+            for pid, s in m.scores(ids).items():
+                if s:
+                    out[pid] = s
+        return out
+
+    def __enter__(self) -> MatchParts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for m in self.parts:
+            m.__exit__(*exc)
