@@ -47,12 +47,9 @@ def grow(vecs: np.ndarray, n: int, noise: float, seed: int = 0) -> np.ndarray:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--scale", type=int, default=0, help="grow to N vectors drawn around the real ones")
-    ap.add_argument("--noise", type=float, default=0.5)
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+def real_vectors() -> tuple[list[np.ndarray], list[np.ndarray], list[str]]:
+    """Every passage vector of the visible sets' cached fp32 eval indexes, with ids shifted apart (int64 ``(m_i,)``
+    and float32 ``(m_i, d)`` per set), and all the sets' queries; exits naming the missing cache."""
     config = IndexConfig(precision="fp32")
     ids_all, vecs_all, queries = [], [], []
     offset = 0
@@ -66,6 +63,16 @@ def main() -> None:
         offset += int(ids.max()) + 1
         vecs_all.append(vecs)
         queries += list(load_beir(DATA / name, split).queries.values())
+    return ids_all, vecs_all, queries
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=int, default=0, help="grow to N vectors drawn around the real ones")
+    ap.add_argument("--noise", type=float, default=0.5)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    ids_all, vecs_all, queries = real_vectors()
     ids = np.concatenate(ids_all)
     vecs = np.vstack(vecs_all).astype(np.float32)
     source = "real passage embeddings of the visible sets (fp32)"

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 from _common import DATA, print_json
-from ann_recall import grow
+from ann_recall import grow, real_vectors
 
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.evaluate.beir import load_beir
@@ -40,6 +40,26 @@ def load(ix: Index, vecs: np.ndarray) -> float:
     return time.perf_counter() - t
 
 
+def recall_at_10(found: list[list[int]], truth: np.ndarray) -> float:
+    """Mean share of each query's exact top 10 (int64 ``(q, 10)``) among the ids found."""
+    return round(float(np.mean([len(set(f) & set(t.tolist())) / 10 for f, t in zip(found, truth, strict=True)])), 4)
+
+
+def ef_recall(ix: Index, qv: np.ndarray, truth: np.ndarray, ef: int, vector_type: str) -> dict[str, float]:
+    """Recall@10 and ms per query of the HNSW scan with ``hnsw.ef_search`` = ``ef``, in one transaction."""
+    found = []
+    with ix.stores.engine.begin() as conn:
+        conn.exec_driver_sql(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+        t = time.perf_counter()
+        for q in qv:
+            lit = "[" + ",".join(f"{x:.8g}" for x in q) + "]"
+            rows = conn.exec_driver_sql(f"SELECT id FROM passages ORDER BY embedding <#> CAST(%(v)s AS {vector_type}) "
+                                        "LIMIT 10", {"v": lit}).all()
+            found.append([int(r[0]) - 1 for r in rows])  # passage ids count from 1
+        ms = (time.perf_counter() - t) * 1000 / len(qv)
+    return {"ef_search": ef, "recall@10": recall_at_10(found, truth), "ms_per_query": round(ms, 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--index", required=True, help="a PostgreSQL URL; schemas recall_<type>_<pid> are made in it")
@@ -47,21 +67,32 @@ def main() -> None:
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--types", nargs="+", default=["vector", "halfvec"], choices=("vector", "halfvec"),
                     help="the vector types to build and measure (each is an HNSW build of every vector)")
+    ap.add_argument("--source", choices=("scifact", "sets"), default="scifact",
+                    help="the real vectors grown from: SciFact's alone, or every visible set's as "
+                    "benchmarks/ann_recall.py takes them (with all their queries)")
+    ap.add_argument("--ef", type=int, nargs="*", default=[],
+                    help="also recall@10 with hnsw.ef_search set to each of these (a plain ORDER BY ... LIMIT 10)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     import faiss
 
-    with Index(index_path(DATA / "scifact", IndexConfig(precision="fp32"))) as ix:
-        _, vecs = ix.stores.vectors.vectors()
+    if args.source == "sets":
+        _, parts, queries = real_vectors()
+        vecs = np.vstack(parts)
+    else:
+        with Index(index_path(DATA / "scifact", IndexConfig(precision="fp32"))) as ix:
+            _, vecs = ix.stores.vectors.vectors()
+        queries = list(load_beir(DATA / "scifact", "train").queries.values())
     vecs = vecs.astype(np.float32)
+    out_source = f"{len(vecs)} real vectors ({args.source})"
     if args.scale > len(vecs):
         vecs = grow(vecs, args.scale, args.noise)
-    queries = list(load_beir(DATA / "scifact", "train").queries.values())
+        out_source += f", grown to {args.scale} (noise {args.noise})"
     qv = Encoder(precision="fp32").encode(queries, truncate=True)
     flat = faiss.IndexFlatIP(vecs.shape[1])
     flat.add(vecs)
     _, truth = flat.search(qv, 10)
-    out: dict[str, object] = {"vectors": len(vecs), "queries": len(qv), "rows": []}
+    out: dict[str, object] = {"vectors": len(vecs), "source": out_source, "queries": len(qv), "rows": []}
     sep = "&" if "?" in args.index else "?"
     for vector_type in args.types:
         url = f"{args.index}{sep}schema=recall_{vector_type}_{os.getpid()}&vector_type={vector_type}"
@@ -76,10 +107,10 @@ def main() -> None:
             ms = (time.perf_counter() - t) * 1000 / len(qv)
             with ix.stores.engine.connect() as conn:
                 size = conn.exec_driver_sql("SELECT pg_relation_size('passages_hnsw')").scalar_one()
-        recall = float(np.mean([len(set(f) & set(t.tolist())) / 10 for f, t in zip(found, truth, strict=True)]))
-        out["rows"].append({"vector_type": vector_type, "recall@10": round(recall, 4),  # type: ignore[union-attr]
+            curve = [ef_recall(ix, qv, truth, ef, vector_type) for ef in args.ef]
+        out["rows"].append({"vector_type": vector_type, "recall@10": recall_at_10(found, truth),  # type: ignore[union-attr]
                             "ms_per_query": round(ms, 2), "build_s": round(build_s, 1),
-                            "hnsw_mb": round(size / 2**20, 1)})
+                            "hnsw_mb": round(size / 2**20, 1), "ef_search": curve})
     if args.json:
         print_json(out)
         return
