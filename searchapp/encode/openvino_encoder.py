@@ -34,9 +34,14 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, DEFAULT) != "0"
 
 
+def installed() -> bool:
+    """Whether the ``openvino`` package can be imported here (nothing is imported)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
 def available(pooling: str, params: dict[str, Any]) -> bool:
-    """Whether this pooling can run through OpenVINO here (a last-layer pooling, OpenVINO importable)."""
-    return can_run(pooling, params) and importlib.util.find_spec("openvino") is not None
+    """Whether this pooling can run through OpenVINO here (a last-layer pooling, OpenVINO installed)."""
+    return can_run(pooling, params) and installed()
 
 
 def ir_path(model: str) -> Path:

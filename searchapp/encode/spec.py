@@ -112,6 +112,12 @@ class EncoderSpec:
         for backend in self._allowed():
             backend.prepare(self)
 
+    @property
+    def ingests_with(self) -> Backend:
+        """The backend this process embeds this spec's passages with (the first that serves it for ingest; torch
+        serves everything). Cheap: nothing is loaded."""
+        return self._candidates("ingest")[0]
+
     def _allowed(self) -> list[Backend]:
         if self.backends is None:
             return [b for b in BACKENDS.values() if b.switched_on()]
@@ -128,6 +134,10 @@ class Backend(Protocol):
     """One way of embedding: what it serves, how its encoder is made, what it prepares ahead."""
 
     name: str
+    # Whose numerics its vectors have: ``torch`` for torch itself and for the graph exported from it that runs in
+    # float32 (ONNX, the same vectors to a cosine of 0.9999), else the backend's own name. Vectors of another
+    # family are close but not the same, so a cache of evaluated vectors is keyed by it (evaluate/runner.py).
+    family: str
 
     def switched_on(self) -> bool:
         """Whether this process may use it (an environment switch); cheap, imports nothing heavy."""
@@ -154,6 +164,7 @@ class OnnxBackend:
     """``OnnxEncoder``: the model's exported graph on ONNX Runtime (exported on first need)."""
 
     name = "onnx"
+    family = "torch"
 
     def switched_on(self) -> bool:
         return onnx_encoder.enabled()
@@ -179,6 +190,7 @@ class OpenVinoBackend:
     """``OpenVinoEncoder``: the model compiled by OpenVINO under its bf16 hint (converted on first need)."""
 
     name = "openvino"
+    family = "openvino"
 
     def switched_on(self) -> bool:
         return openvino_encoder.enabled()
@@ -203,6 +215,7 @@ class TorchBackend:
     """``Encoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
 
     name = "torch"
+    family = "torch"
 
     def switched_on(self) -> bool:
         return True
