@@ -10,9 +10,10 @@ always gets an encoder.
   and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
 - ``openvino``: ``OpenVinoEncoder`` (encode/openvino_encoder.py, the ``openvino`` extra), last-layer poolings
-  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there), the model compiled under
-  OpenVINO's bf16 hint: 3x torch fp32's forward pass and 2x torch bf16's here (docs/performance.md).
-  ``SEARCHAPP_OPENVINO=1`` switches it on (``openvino_encoder.DEFAULT``).
+  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there: the CPU's flags decide,
+  encode/precision.py), the model compiled under OpenVINO's bf16 hint: 3x torch fp32's forward pass here, dense
+  nDCG@10 within 0.005 of fp32 on every visible split (docs/performance.md). On wherever the package is
+  installed; ``SEARCHAPP_OPENVINO=0`` switches it off (``openvino_encoder.DEFAULT``).
 - ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 
 The device is the spec's too: ``auto`` (a GPU where one is usable, else the CPU), ``cpu``, ``cuda``, ``cuda:N``

@@ -35,7 +35,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
 
     state["flags"] = set_flags
     monkeypatch.setattr(precision, "CPUINFO", info)
-    monkeypatch.setenv(openvino_encoder.ENV_SWITCH, "1")
+    monkeypatch.delenv(openvino_encoder.ENV_SWITCH, raising=False)  # the default, not the test suite's
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     monkeypatch.setattr(openvino_encoder, "installed", lambda: bool(state["installed"]))
     monkeypatch.setattr(openvino_encoder, "load",
@@ -102,7 +102,7 @@ def test_the_eval_cache_key_tells_openvino_from_torch(machine: dict[str, object]
     through_torch = index_path(corpus, bf16)
     assert through_openvino != through_torch
     fp32_key = index_path(corpus, fp32)
-    monkeypatch.setenv(openvino_encoder.ENV_SWITCH, "1")
+    monkeypatch.delenv(openvino_encoder.ENV_SWITCH)
     assert index_path(corpus, fp32) == fp32_key  # fp32 is torch's (or its ONNX graph's) either way
     machine["installed"] = False
     assert index_path(corpus, bf16) == through_torch  # no OpenVINO here: torch bf16's cache, as before
