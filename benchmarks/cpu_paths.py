@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -106,7 +107,7 @@ def openvino_paths(threads: int) -> dict[str, GraphPath]:
         compressed = nncf.compress_weights(converted.clone(), mode=nncf.CompressWeightsMode.INT8_ASYM)
         variants["OpenVINO int8 weights (NNCF), bf16 hint"] = (compressed, "bf16")
     except Exception as exc:  # noqa: BLE001 - reported, the other paths still measured
-        print(f"# NNCF weight compression: {exc}")
+        print(f"# NNCF weight compression: {exc}", file=sys.stderr)  # stdout is the JSON
     out = {}
     for name, (m, hint) in variants.items():
         compiled = core.compile_model(m, "CPU", {"INFERENCE_PRECISION_HINT": hint, "INFERENCE_NUM_THREADS": threads,
@@ -138,7 +139,7 @@ def main() -> None:
             paths["ONNX Runtime int8 static"] = onnx_path(int8_static(graph, calibration, Path(tmp) / "int8.onnx"),
                                                           args.threads)
         except Exception as exc:  # noqa: BLE001 - reported, the other paths still measured
-            print(f"# ONNX Runtime int8 static: {exc}")
+            print(f"# ONNX Runtime int8 static: {exc}", file=sys.stderr)
         paths.update(openvino_paths(args.threads))
         pool = get_pooling("mean")
 

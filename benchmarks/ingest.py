@@ -1,6 +1,7 @@
 """Whole-ingest throughput against the raw fp32 forward pass of the same passages in the same batches.
 
-    .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16] [--device cpu|cuda] [--json]
+    .venv/bin/python benchmarks/ingest.py [--docs 1000] [--precision fp32 bf16:torch bf16:openvino] [--runs 3]
+        [--device cpu|cuda] [--json]
     unshare --net sh -c 'ip link set lo up && .venv/bin/python benchmarks/ingest.py --precision fp32 --workers ray'
 
 Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a
@@ -8,9 +9,14 @@ fresh index with the index's own encoder (torch; ONNX Runtime in fp32 where it s
 warmed beforehand (everything else timed: walk, load, split, encode, SQLite, FTS5, FAISS), then runs torch's
 raw forward pass alone, fp32, last layer only, on the passages the ingest stored, grouped and length-sorted
 exactly as the ingest batches them. Prints passages/s of each and the ratio of the ingest to the raw fp32
-forward pass, per precision. --workers ray adds a Ray Data ingest of the same corpus into another new
-index (docs/distributed.md) and its throughput over the in-process ingest's; run it in a loopback-only network
-namespace as above, so the local Ray cluster can reach nothing off the machine.
+forward pass, per precision. A precision may name the backend that embeds the ingest's bf16 passages,
+``bf16:torch`` or ``bf16:openvino`` (SEARCHAPP_OPENVINO=0 or 1 for that row; plain ``bf16`` takes what the
+environment says, encode/spec.py); the backend that did is read back from the index (``vectors_encoder``).
+--runs N repeats every row N times, each ingest into a new index with its own raw pass right after it, rows in
+turn within each run, and reports each row's median ratio (``medians``). --workers ray adds a Ray Data ingest of
+the same corpus into another new index (docs/distributed.md) and its throughput over the in-process ingest's;
+run it in a loopback-only network namespace as above, so the local Ray cluster can reach nothing off the
+machine.
 
 --index URL adds a PostgreSQL index (a new schema per run under the URL's database) in the same run: the same
 ingest into it with the index's own encoder (embedding included), and, embedding excluded, the same corpus
@@ -21,18 +27,25 @@ write path alone: walk, load, split, the stores' writes and index builds): keys 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
+import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from _common import DATA, machine, machine_line, print_json
+from _common import DATA, command, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
+from searchapp.encode.openvino_encoder import ENV_SWITCH as OPENVINO_SWITCH
 from searchapp.ingest.pipeline import FLUSH_PASSAGES
+
+# What a ``--precision P:BACKEND`` sets the OpenVINO switch to for that row's ingest.
+BACKEND_SWITCH = {"torch": "0", "openvino": "1"}
 
 
 class Precomputed:
@@ -98,11 +111,41 @@ def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
     return total
 
 
+def row_spec(item: str) -> tuple[str, str | None]:
+    """A --precision item, ``P`` or ``P:BACKEND``, as ``(P, BACKEND or None)``."""
+    precision, _, backend = item.partition(":")
+    if backend and backend not in BACKEND_SWITCH:
+        raise SystemExit(f"--precision {item}: the backend is one of {', '.join(BACKEND_SWITCH)}")
+    return precision, backend or None
+
+
+def switched(backend: str | None) -> contextlib.AbstractContextManager[None]:
+    """The OpenVINO switch as ``backend`` asks, for one row (left as it is for ``None``)."""
+    if backend is None:
+        return contextlib.nullcontext()
+    return _env(OPENVINO_SWITCH, BACKEND_SWITCH[backend])
+
+
+@contextlib.contextmanager
+def _env(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"])
+    ap.add_argument("--precision", nargs="+", default=["fp32", "bf16"],
+                    help="fp32, bf16, or bf16:torch / bf16:openvino to name the backend of that row's ingest")
+    ap.add_argument("--runs", type=int, default=1, help="every row this many times, rows in turn; medians reported")
     ap.add_argument("--workers", default="local", help="local, or ray: also a Ray ingest of the same corpus in the "
                     "same run (a local Ray cluster started before the timer; its actors load the model inside it)")
     ap.add_argument("--actors", type=int, default=1)
@@ -111,6 +154,7 @@ def main() -> None:
                     "pass run (on a GPU the raw pass is torch in fp32 in batches of --batch)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    specs = [row_spec(p) for p in args.precision]
     record = machine()
     rows = []
     if args.workers != "local":
@@ -123,24 +167,28 @@ def main() -> None:
         write_corpus(corpus, args.docs)
         fp32 = Encoder(precision="fp32", batch_size=args.batch, device=args.device)  # the raw forward pass's
         fp32.encode(["warm up"])
-        for precision in args.precision:
-            with Index(Path(tmp) / f"ix-{precision}", create=True, config=IndexConfig(precision=precision),
-                       batch_size=args.batch, device=args.device) as ix:
+        for run, (precision, backend) in ((r, s) for r in range(args.runs) for s in specs):
+            label = f"{precision}:{backend}" if backend else precision
+            with switched(backend), Index(Path(tmp) / f"ix-{label}-{run}", create=True,
+                                          config=IndexConfig(precision=precision), batch_size=args.batch,
+                                          device=args.device) as ix:
                 # The index's own encoder (fp32: ONNX Runtime where it serves the pooling), loaded beforehand.
                 ix.encoder.encode(["warm up"])
                 summary = ix.ingest(corpus)
                 encoder = type(ix.encoder).__name__
+                embedded_with = ix.stats().to_dict()["vectors_encoder"]
                 texts = [r.text for r in ix.stores.hydrate(sorted(ix.stores.passage_documents())).values()]
             n = summary.passages_embedded
             forward = raw_forward(fp32, texts, args.batch)
             row = {
-                "precision": precision, "encoder": encoder, "documents": summary.added, "passages": n,
+                "row": label, "run": run + 1, "precision": precision, "encoder": encoder,
+                "vectors_encoder": embedded_with, "documents": summary.added, "passages": n,
                 "ingest_s": round(summary.seconds, 2), "ingest_passages_per_s": round(n / summary.seconds, 1),
                 "raw_fp32_forward_s": round(forward, 2), "raw_fp32_passages_per_s": round(n / forward, 1),
                 "ingest_over_raw_fp32": round((n / summary.seconds) / (n / forward), 3),
             }
             if args.index:
-                with Index(schema_url(args.index, f"ingest_{precision}"), create=True,
+                with Index(schema_url(args.index, f"ingest_{precision}_{run}"), create=True,
                            config=IndexConfig(precision=precision), batch_size=args.batch) as pg:
                     pg.encoder.encode(["warm up"])
                     pg_summary = pg.ingest(corpus)
@@ -152,7 +200,7 @@ def main() -> None:
             if args.workers != "local":
                 # No encoder handed in: the actors build the index's own (the driver's loads once, for the
                 # dimension, before the timed ingest).
-                ray_path = Path(tmp) / f"ix-ray-{precision}"
+                ray_path = Path(tmp) / f"ix-ray-{label}-{run}"
                 with Index(ray_path, create=True, config=IndexConfig(precision=precision)) as ix:
                     ray_summary = ix.ingest(corpus, workers=args.workers, actors=args.actors)
                 assert ray_summary.passages_embedded == n, "the Ray ingest stored other passages"
@@ -163,7 +211,11 @@ def main() -> None:
                 })
             rows.append(row)
         extra = write_only(corpus, Path(tmp), args.index, Precomputed(fp32.dimension)) if args.index else {}
-    result = {"machine": record, "batch": args.batch, "device": args.device, "rows": rows, **extra}
+    medians = {label: statistics.median(float(r["ingest_over_raw_fp32"]) for r in rows if r["row"] == label)
+               for label in dict.fromkeys(str(r["row"]) for r in rows)}
+    result = {"command": command(), "machine": record, "batch": args.batch, "device": args.device, "runs": args.runs,
+              "rows": rows, "medians": {k: {"ingest_over_raw_fp32": round(v, 3)} for k, v in medians.items()},
+              "load_avg_1m_after": round(os.getloadavg()[0], 2), **extra}
     if args.device.startswith("cuda"):
         import torch
 
@@ -173,8 +225,11 @@ def main() -> None:
         return
     print(f"{machine_line(record)}; {args.docs} SciFact abstracts as .txt files, batch {args.batch}")
     for r in rows:
-        print(f"{r['precision']:>5} ({r['encoder']}): ingest {r['ingest_passages_per_s']:.1f} passages/s, "
+        print(f"{r['row']:>13} run {r['run']} ({r['vectors_encoder']}): "
+              f"ingest {r['ingest_passages_per_s']:.1f} passages/s, "
               f"raw fp32 forward {r['raw_fp32_passages_per_s']:.1f} passages/s, ratio {r['ingest_over_raw_fp32']:.3f}")
+    for label, value in medians.items():
+        print(f"{label:>13}: median ratio over {args.runs} runs {value:.3f}")
     for key, value in extra.items():
         print(f"{key}: {value}")
 

@@ -22,7 +22,7 @@ from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.device import usable
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
-from searchapp.encode.spec import EncoderSpec, device_of, precision_of
+from searchapp.encode.spec import EncoderSpec, backend_of, device_of, precision_of
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
 from searchapp.errors import ConfigError, DocumentNotFoundError, ReadOnlyError
 from searchapp.filters import METADATA_KEY
@@ -62,6 +62,8 @@ _STATUS_RULE = ("ivf_threshold",)
 VECTORS_PRECISION_KEY = "vectors_precision"
 # ... and the device classes they were embedded on (``cpu``, ``cuda``; a JSON list, as above).
 VECTORS_DEVICE_KEY = "vectors_device"
+# ... and the encoder backends that embedded them (encode/spec.py: ``onnx``, ``openvino``, ``torch``; as above).
+VECTORS_ENCODER_KEY = "vectors_encoder"
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class IndexStats:
     vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
     facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
     vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
+    vectors_encoder: tuple[str, ...] = ()  # the encoder backends that embedded them (empty: not recorded)
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -89,7 +92,8 @@ class IndexStats:
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
             "vectors_precision": "+".join(self.vectors_precision) or None,
-            "vectors_device": "+".join(self.vectors_device) or None, **self.facts,
+            "vectors_device": "+".join(self.vectors_device) or None,
+            "vectors_encoder": "+".join(self.vectors_encoder) or None, **self.facts,
         }
 
 
@@ -375,22 +379,26 @@ class Index:
         with self.writing():
             return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
-    def _embedded_with(self, spec: EncoderSpec | None) -> tuple[str | None, str | None]:
-        """What this run embeds in and on: (``fp32``/``bf16``/``fp16``, ``cpu``/``cuda``); ``None`` for what an
-        encoder given from outside does not say. ``spec``: the workers' pinned spec, for a Ray run."""
+    def _embedded_with(self, spec: EncoderSpec | None) -> tuple[str | None, str | None, str | None]:
+        """What this run embeds in, on and with: (``fp32``/``bf16``/``fp16``, ``cpu``/``cuda``, the encoder
+        backend); ``None`` for what an encoder given from outside does not say. ``spec``: the workers' pinned spec,
+        for a Ray run (its actors build the backend it prefers)."""
         if spec is not None:
-            return spec.precision, spec.device
+            return spec.precision, spec.device, spec.ingests_with.name
         if isinstance(self._encoder, LazyEncoder):
             spec = self._encoder_spec()
-            return spec.embeds_in, spec.on
-        return precision_of(self._encoder), device_of(self._encoder)
+            # The encoder that is embedding this run (loaded by now): a backend that could not be made here gave
+            # way to the next, and the record says which one did.
+            return spec.embeds_in, spec.on, backend_of(self._encoder.loaded)
+        return precision_of(self._encoder), device_of(self._encoder), backend_of(self._encoder)
 
     def _record_precision(self, spec: EncoderSpec | None = None) -> None:
-        """Record the precision and device class this run embeds in and on among the stored vectors' (under the
-        write lock, just before the first write of a run that stores vectors: a run that fails after it, on a
-        full disk say, leaves none of its vectors unrecorded). ``spec``: the workers' pinned spec, for Ray."""
+        """Record the precision, device class and encoder backend this run embeds with among the stored vectors'
+        (under the write lock, just before the first write of a run that stores vectors: a run that fails after it,
+        on a full disk say, leaves none of its vectors unrecorded). ``spec``: the workers' pinned spec, for Ray."""
         rows = {}
-        for key, used in zip((VECTORS_PRECISION_KEY, VECTORS_DEVICE_KEY), self._embedded_with(spec), strict=True):
+        keys = (VECTORS_PRECISION_KEY, VECTORS_DEVICE_KEY, VECTORS_ENCODER_KEY)
+        for key, used in zip(keys, self._embedded_with(spec), strict=True):
             held = set(self._recorded(key))
             if used is not None and used not in held:
                 rows[key] = json.dumps(sorted(held | {used}))
@@ -583,7 +591,8 @@ class Index:
             passages=passages, config=self.config,
             vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
             vectors_precision=tuple(self._recorded(VECTORS_PRECISION_KEY)),
-            vectors_device=tuple(self._recorded(VECTORS_DEVICE_KEY)), facts=self.stores.facts(),
+            vectors_device=tuple(self._recorded(VECTORS_DEVICE_KEY)),
+            vectors_encoder=tuple(self._recorded(VECTORS_ENCODER_KEY)), facts=self.stores.facts(),
         )
 
     def _recorded(self, key: str) -> list[str]:

@@ -1,5 +1,6 @@
 """The bf16 ingest path on CPUs with AMX or AVX-512 bf16: the model's last layer compiled by OpenVINO with its bf16
-inference hint (an optional extra: ``pip install 'searchapp[openvino]'``).
+inference hint (an optional extra: ``pip install 'searchapp[openvino]'``). Where it is installed, it embeds the
+passages of every bf16 index, which is what ``auto`` gives on such a CPU (``SEARCHAPP_OPENVINO=0``: torch instead).
 
 On this project's CPU (Xeon with AMX) OpenVINO's bf16 graph ran the forward pass 3x faster than torch fp32 and
 about 2x faster than torch's own bf16 autocast, with the same vectors as torch bf16 to a cosine of 0.99997
@@ -21,10 +22,10 @@ import numpy as np
 from searchapp.encode.onnx_encoder import GraphEncoder, can_run, graph_path
 from searchapp.errors import ModelLoadError
 
-# 1 to ingest bf16 indexes through OpenVINO where it is installed, 0 for torch. Off unless asked until its dense
-# nDCG@10 is measured within 0.005 of fp32 on every visible split (the bar for a default; docs/performance.md).
+# 0 to ingest bf16 indexes with torch even where OpenVINO is installed. On by default: its dense nDCG@10 is within
+# 0.005 of fp32 on every visible split (the bar for a default; docs/performance.md).
 ENV_SWITCH = "SEARCHAPP_OPENVINO"
-DEFAULT = "0"
+DEFAULT = "1"
 _BATCH = 32
 _EXPORT_LOCK = threading.Lock()
 
@@ -34,9 +35,14 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, DEFAULT) != "0"
 
 
+def installed() -> bool:
+    """Whether the ``openvino`` package can be imported here (nothing is imported)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
 def available(pooling: str, params: dict[str, Any]) -> bool:
-    """Whether this pooling can run through OpenVINO here (a last-layer pooling, OpenVINO importable)."""
-    return can_run(pooling, params) and importlib.util.find_spec("openvino") is not None
+    """Whether this pooling can run through OpenVINO here (a last-layer pooling, OpenVINO installed)."""
+    return can_run(pooling, params) and installed()
 
 
 def ir_path(model: str) -> Path:

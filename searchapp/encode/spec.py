@@ -10,9 +10,10 @@ always gets an encoder.
   and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
 - ``openvino``: ``OpenVinoEncoder`` (encode/openvino_encoder.py, the ``openvino`` extra), last-layer poolings
-  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there), the model compiled under
-  OpenVINO's bf16 hint: 3x torch fp32's forward pass and 2x torch bf16's here (docs/performance.md).
-  ``SEARCHAPP_OPENVINO=1`` switches it on (``openvino_encoder.DEFAULT``).
+  only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there: the CPU's flags decide,
+  encode/precision.py), the model compiled under OpenVINO's bf16 hint: 3x torch fp32's forward pass here, dense
+  nDCG@10 within 0.005 of fp32 on every visible split (docs/performance.md). On wherever the package is
+  installed; ``SEARCHAPP_OPENVINO=0`` switches it off (``openvino_encoder.DEFAULT``).
 - ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 
 The device is the spec's too: ``auto`` (a GPU where one is usable, else the CPU), ``cpu``, ``cuda``, ``cuda:N``
@@ -112,6 +113,12 @@ class EncoderSpec:
         for backend in self._allowed():
             backend.prepare(self)
 
+    @property
+    def ingests_with(self) -> Backend:
+        """The backend this process embeds this spec's passages with (the first that serves it for ingest; torch
+        serves everything). Cheap: nothing is loaded."""
+        return self._candidates("ingest")[0]
+
     def _allowed(self) -> list[Backend]:
         if self.backends is None:
             return [b for b in BACKENDS.values() if b.switched_on()]
@@ -128,6 +135,10 @@ class Backend(Protocol):
     """One way of embedding: what it serves, how its encoder is made, what it prepares ahead."""
 
     name: str
+    # Whose numerics its vectors have: ``torch`` for torch itself and for the graph exported from it that runs in
+    # float32 (ONNX, the same vectors to a cosine of 0.9999), else the backend's own name. Vectors of another
+    # family are close but not the same, so a cache of evaluated vectors is keyed by it (evaluate/runner.py).
+    family: str
 
     def switched_on(self) -> bool:
         """Whether this process may use it (an environment switch); cheap, imports nothing heavy."""
@@ -154,6 +165,7 @@ class OnnxBackend:
     """``OnnxEncoder``: the model's exported graph on ONNX Runtime (exported on first need)."""
 
     name = "onnx"
+    family = "torch"
 
     def switched_on(self) -> bool:
         return onnx_encoder.enabled()
@@ -179,6 +191,7 @@ class OpenVinoBackend:
     """``OpenVinoEncoder``: the model compiled by OpenVINO under its bf16 hint (converted on first need)."""
 
     name = "openvino"
+    family = "openvino"
 
     def switched_on(self) -> bool:
         return openvino_encoder.enabled()
@@ -203,6 +216,7 @@ class TorchBackend:
     """``Encoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
 
     name = "torch"
+    family = "torch"
 
     def switched_on(self) -> bool:
         return True

@@ -106,9 +106,11 @@ class Prepared:
 
 def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: str = "cpu") -> Path:
     """Cache folder of the index for this corpus (``kind``: ``beir``, a BEIR-layout set, or ``folder``, a folder
-    of documents ingested as ``searchapp ingest`` would), encoder/splitter settings and the device class embedded
-    on (``device``: ``cpu`` or ``cuda[:N]``)."""
+    of documents ingested as ``searchapp ingest`` would), encoder/splitter settings, the device class embedded
+    on (``device``: ``cpu`` or ``cuda[:N]``) and the family of the backend embedding the passages (a torch bf16
+    cache is never reused for OpenVINO's bf16, nor the other way)."""
     from searchapp.encode.precision import resolve
+    from searchapp.encode.spec import EncoderSpec
 
     fields = {"corpus": str(folder.resolve()), "model": config.model, "pooling": config.pooling,
               "params": config.pooling_params, "max_tokens": config.splitter.max_tokens,
@@ -118,6 +120,10 @@ def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: st
         fields["precision"] = precision
     if device != "cpu":  # CPU keys as they were before the device was a setting
         fields["device"] = device.partition(":")[0]
+    family = EncoderSpec(config.model, config.pooling, config.pooling_params, config.precision,
+                         device=device).ingests_with.family
+    if family != "torch":  # torch's keys (and the ONNX graph's, its vectors) as they were before other backends
+        fields["backend"] = family
     if kind != "beir":  # and BEIR keys as they were before folders were evaluated
         fields["kind"] = kind
         # A folder's files have headings: what the encoder sees of a passage is part of its vectors (an index of

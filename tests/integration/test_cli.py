@@ -70,6 +70,7 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
     from searchapp.encode.precision import resolve
 
     assert stats["vectors_precision"] == resolve("auto")
+    assert stats["vectors_encoder"] == "torch"  # the suite's ONNX and OpenVINO paths are off (conftest)
 
     res = runner.invoke(app, ["ingest", "docs"])
     assert res.exit_code == 0

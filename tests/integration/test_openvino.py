@@ -1,5 +1,6 @@
 """The OpenVINO bf16 ingest path: chosen for bf16 passages on a CPU with bf16 instructions where OpenVINO is
-installed, the same vectors as torch's to a cosine of 0.999, and switched off by SEARCHAPP_OPENVINO=0."""
+installed, the same vectors as torch's to a cosine of 0.999, and switched off by SEARCHAPP_OPENVINO=0 (the choice
+itself, without OpenVINO: tests/unit/test_openvino_choice.py)."""
 
 from __future__ import annotations
 
@@ -73,5 +74,6 @@ def test_an_auto_index_ingests_through_openvino_and_records_bf16(openvino_on: Pa
         stored = ix.encoder.encode(TEXTS)
     ref = Encoder(precision="fp32").encode(TEXTS)
     assert float((stored * ref).sum(axis=1).min()) >= 0.999
-    assert (stats["vectors_precision"], stats["vectors_device"]) == ("bf16", "cpu")
+    assert (stats["vectors_precision"], stats["vectors_device"], stats["vectors_encoder"]) == ("bf16", "cpu",
+                                                                                           "openvino")
     assert hits[0].text.startswith("Rotate the signing keys")

@@ -292,6 +292,7 @@ def test_the_index_records_the_precision_its_vectors_were_embedded_in(  # type: 
         # An encoder that names a precision but no device embeds on the CPU; one that names its device is taken
         # at its word.
         assert ix.stats().to_dict()["vectors_device"] == "cpu"
+        assert ix.stats().to_dict()["vectors_encoder"] is None  # a stand-in none of the backends made
         fake_encoder.device = "cpu"
         ix.add_texts(["third text"], ids=["c"])
         assert ix.stats().vectors_device == ("cpu",)
