@@ -47,11 +47,20 @@ def url(server: PgServer) -> str:
 
 
 def replayed(primary: PgServer, standby: PgServer, timeout: float = 30.0) -> None:
-    """Wait until the standby has replayed everything the primary has written so far."""
+    """Wait until the standby has replayed everything the primary has written so far.
+
+    The target is the primary's insert position, not ``pg_current_wal_lsn()`` (its write position): the test server
+    commits with ``synchronous_commit=off``, so a commit's record may still be unwritten when the writer returns,
+    and a wait for the write position then ended before the commit it was waiting for (seen: a flaky failure).
+    Nothing flushes the WAL up to the insert position on an idle primary until its next standby snapshot (up to
+    15 s), so a transaction that commits synchronously, after the target, flushes it."""
     import psycopg
 
     with psycopg.connect(primary.conninfo(DATABASE), autocommit=True) as conn:
-        target = conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]  # type: ignore[index]
+        target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
+        conn.execute("SET synchronous_commit = on")
+        with conn.transaction():
+            conn.execute("SELECT pg_current_xact_id()")  # an xid, so that its commit is written and flushed
     deadline = time.monotonic() + timeout
     with psycopg.connect(standby.conninfo(DATABASE), autocommit=True) as conn:
         while not conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (target,)).fetchone()[0]:  # type: ignore[index]
