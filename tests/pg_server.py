@@ -16,6 +16,11 @@ system PostgreSQL. Usage::
     finally:
         server.stop()
 
+A streaming standby of it (``start(tmp_path, replication=True)`` for the primary; skip with
+``standby_available()``'s reason where the wheel lacks ``pg_basebackup``)::
+
+    standby = start_standby(primary, tmp_path)   # hot standby, its own socket dir; stop it like any server
+
 Design choices, and why:
 
 * The server listens on a Unix socket only (``listen_addresses=''``), so parallel test runs never fight over
@@ -33,6 +38,13 @@ Design choices, and why:
 * ``shared_preload_libraries='pg_textsearch'``: without it ``CREATE EXTENSION pg_textsearch`` fails with "pg_textsearch
   library not loaded. Add pg_textsearch to shared_preload_libraries and restart." (its indexes live partly in shared
   memory). pgvector needs no preloading.
+* A primary for replication (``replication=True``) says so in its settings (``wal_level=replica``,
+  ``max_wal_senders``) rather than leaning on PostgreSQL's defaults, and its ``pg_hba.conf`` is written whole:
+  ``trust`` over the Unix socket, for connections and for replication, and no ``host`` line. A standby is a
+  ``pg_basebackup -R`` of it (``-X stream``, ``--checkpoint=fast`` so that it does not wait for a checkpoint) into
+  a fresh data dir, run as the same unprivileged user, with a socket dir of its own appended to the copied
+  ``postgresql.conf`` (the last setting wins). ``-R`` writes ``standby.signal`` and ``primary_conninfo`` (the
+  primary's socket dir), so it starts as a hot standby streaming from the primary.
 * The postmaster is a direct child of this process (not daemonized by ``pg_ctl``), so ``stop()`` can reap it,
   and a Ctrl-C in the terminal reaches it too, which keeps servers from outliving an interrupted test run.
 """
@@ -46,6 +58,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +87,18 @@ SETTINGS: dict[str, str] = {
     "log_connections": "off",
     "log_disconnections": "off",
 }
+
+REPLICATION_SETTINGS: dict[str, str] = {
+    "wal_level": "replica",
+    "max_wal_senders": "4",
+    "hot_standby": "on",  # read on the standby, which copies this file
+}
+
+HBA_LOCAL_ONLY = (
+    "# tests/pg_server.py: the Unix socket only, for connections and for replication\n"
+    "local all all trust\n"
+    "local replication all trust\n"
+)
 
 
 def pginstall() -> Path | None:
@@ -111,6 +136,19 @@ def available() -> str | None:
             _unprivileged_ids()
         except KeyError:
             return f"running as root, and there is no user {UNPRIVILEGED_USER!r} to run PostgreSQL as"
+    return None
+
+
+def standby_available() -> str | None:
+    """Why a streaming standby cannot be made here (the server cannot start, or the wheel has no
+    ``pg_basebackup``), or ``None`` when it can."""
+    reason = available()
+    if reason is not None:
+        return reason
+    install = pginstall()
+    assert install is not None
+    if not os.access(install / "bin" / "pg_basebackup", os.X_OK):
+        return f"{install / 'bin' / 'pg_basebackup'} is missing or not executable: no standby can be made"
     return None
 
 
@@ -261,42 +299,66 @@ def _environment(install: Path) -> dict[str, str]:
     return env
 
 
-def start(base: Path, timeout: float = 60.0) -> PgServer:
+def start(base: Path, timeout: float = 60.0, replication: bool = False) -> PgServer:
     """Initialise a cluster and start a server whose files live in a fresh folder under ``base`` (see
-    :func:`_server_root`), and wait until it accepts connections. Raises ``RuntimeError`` with the log on failure.
+    :func:`_server_root`), and wait until it accepts connections. ``replication``: a primary that a standby
+    (:func:`start_standby`) can stream from. Raises ``RuntimeError`` with the log on failure.
     """
-    reason = available()
-    if reason is not None:
-        raise RuntimeError(reason)
+
+    def initdb(install: Path, data: Path) -> list[str]:
+        return [str(install / "bin" / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
+                "--locale=C", "--no-sync", "--no-instructions"]
+
+    def configure(root: Path) -> None:
+        # In postgresql.conf rather than on the command line, so a restart of the same data dir keeps them.
+        _append_settings(root / "data", {**SETTINGS, **(REPLICATION_SETTINGS if replication else {}),
+                                         "unix_socket_directories": f"'{root / 'sock'}'", "port": str(PORT)})
+        if replication:
+            (root / "data" / "pg_hba.conf").write_text(HBA_LOCAL_ONLY)
+
+    return _start_cluster(base, timeout, available(), initdb, configure)
+
+
+def start_standby(primary: PgServer, base: Path, timeout: float = 60.0) -> PgServer:
+    """A hot standby streaming from ``primary`` (started with ``replication=True``): a ``pg_basebackup -R`` of it
+    in a fresh folder under ``base``, started on a socket dir of its own; returned once it accepts connections."""
+
+    def basebackup(install: Path, data: Path) -> list[str]:
+        return [str(install / "bin" / "pg_basebackup"), "-D", str(data), "-h", str(primary.socket_dir),
+                "-p", str(PORT), "-U", primary.user, "-R", "-X", "stream", "--checkpoint=fast", "--no-sync",
+                "--no-password"]
+
+    def configure(root: Path) -> None:
+        _append_settings(root / "data", {"unix_socket_directories": f"'{root / 'sock'}'"})
+
+    try:
+        return _start_cluster(base, timeout, standby_available(), basebackup, configure)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{exc}\nprimary's log:\n{primary.log()}") from exc
+
+
+def _start_cluster(
+    base: Path,
+    timeout: float,
+    unavailable: str | None,
+    make: Callable[[Path, Path], list[str]],
+    configure: Callable[[Path], None],
+) -> PgServer:
+    """A fresh folder under ``base`` whose ``data/`` the wheel's tool ``make(install, data)`` fills (initdb,
+    pg_basebackup), run as the server's user, and ``configure(root)`` finishes; its server started."""
+    if unavailable is not None:
+        raise RuntimeError(unavailable)
     install = pginstall()
     assert install is not None
     ids = _unprivileged_ids()
     env = _environment(install)
 
     root = _server_root(Path(base))
-    data, sock = root / "data", root / "sock"
-    for directory in (data, sock):
-        directory.mkdir(mode=0o700)
-        if ids is not None:
-            os.chown(directory, *ids)
-    # The log belongs to us (the child inherits the open file), so it survives permission trouble and is
-    # readable without privileges.
-    log_file = root / "postgres.log"
-
     try:
-        initdb = subprocess.run(
-            [
-                str(install / "bin" / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                SUPERUSER,
-                "--auth=trust",
-                "--encoding=UTF8",
-                "--locale=C",
-                "--no-sync",
-                "--no-instructions",
-            ],
+        _own_directories(root, ids)
+        argv = make(install, root / "data")
+        made = subprocess.run(
+            argv,
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -305,17 +367,37 @@ def start(base: Path, timeout: float = 60.0) -> PgServer:
             timeout=timeout,
             **_run_as(ids),  # type: ignore[arg-type]
         )
-        if initdb.returncode != 0:
-            raise RuntimeError(f"initdb failed ({initdb.returncode}):\n{initdb.stdout}\n{initdb.stderr}")
+        if made.returncode != 0:
+            raise RuntimeError(f"{Path(argv[0]).name} failed ({made.returncode}):\n{made.stdout}\n{made.stderr}")
+        configure(root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return _launch(root, install, ids, env, timeout)
 
-        # In postgresql.conf rather than on the command line, so a restart of the same data dir keeps them.
-        settings = {**SETTINGS, "unix_socket_directories": f"'{sock}'", "port": str(PORT)}
-        with open(data / "postgresql.conf", "a") as conf:
-            conf.write("\n# tests/pg_server.py\n" + "".join(f"{k} = {v}\n" for k, v in settings.items()))
 
-        with open(log_file, "ab") as log:
+def _own_directories(root: Path, ids: tuple[int, int] | None) -> None:
+    """``data/`` (empty, for initdb or pg_basebackup) and ``sock/`` under ``root``, owned by the server's user."""
+    for directory in (root / "data", root / "sock"):
+        directory.mkdir(mode=0o700)
+        if ids is not None:
+            os.chown(directory, *ids)
+
+
+def _append_settings(data: Path, settings: dict[str, str]) -> None:
+    """Settings appended to ``postgresql.conf`` (a later line wins over an earlier one of the same name)."""
+    with open(data / "postgresql.conf", "a") as conf:
+        conf.write("\n# tests/pg_server.py\n" + "".join(f"{k} = {v}\n" for k, v in settings.items()))
+
+
+def _launch(root: Path, install: Path, ids: tuple[int, int] | None, env: dict[str, str], timeout: float) -> PgServer:
+    """The postmaster of ``root / "data"`` started as our child, once it accepts connections."""
+    # The log belongs to us (the child inherits the open file), so it survives permission trouble and is
+    # readable without privileges.
+    try:
+        with open(root / "postgres.log", "ab") as log:
             process = subprocess.Popen(
-                [str(install / "bin" / "postgres"), "-D", str(data)],
+                [str(install / "bin" / "postgres"), "-D", str(root / "data")],
                 cwd=root,
                 env=env,
                 stdin=subprocess.DEVNULL,

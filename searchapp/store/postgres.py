@@ -94,6 +94,15 @@ _NO_BM25_INDEX = (
     "lexical and hybrid ranking on PostgreSQL need the index's BM25 index (passages_bm25), which is missing: open "
     "the index once for writing (any ingest) to build it; dense queries work without it"
 )
+_STANDBY = "the server is a hot standby (in recovery): writes go to the primary"
+# SQLSTATE XX001: a relation's file shorter than its pages, which is what a standby holds of a BM25 index that
+# pg_textsearch before 1.2.0 never wrote to the WAL (tests/integration/test_postgres_standby.py).
+_DATA_CORRUPTED = "XX001"
+_UNREPLICATED_BM25 = (
+    "the BM25 index cannot be read on this hot standby ({reason}): pg_textsearch {version} does not write its "
+    "index to the WAL, so a streaming standby holds none of it (fixed in 1.2.0); query the primary for lexical "
+    "and hybrid results, and this standby for dense ones"
+)
 _NO_BM25 = (
     "lexical and hybrid ranking on PostgreSQL need the pg_textsearch extension (PostgreSQL 17 or 18, with "
     "shared_preload_libraries = 'pg_textsearch', then CREATE EXTENSION pg_textsearch): it is not installed in "
@@ -398,7 +407,7 @@ class PostgresStores(Records, Stores):
         """Why this connection cannot write the index, or ``None``: a hot standby, a read-only default
         transaction, or a role without the right to write its passages."""
         if conn.execute(text("SELECT pg_is_in_recovery()")).scalar_one():
-            return "the server is a hot standby (in recovery): writes go to the primary"
+            return _STANDBY
         if conn.execute(text("SELECT current_setting('transaction_read_only')")).scalar_one() == "on":
             return "the connection is read-only (default_transaction_read_only)"
         if exists and not conn.execute(text("SELECT has_table_privilege(:t, 'INSERT')"),
@@ -690,7 +699,13 @@ class PostgresStores(Records, Stores):
     @contextlib.contextmanager
     def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[PostgresReader]:
         with self._fresh_connection() as conn, conn.begin():
-            yield PostgresReader(self, conn, flt)
+            try:
+                yield PostgresReader(self, conn, flt)
+            except DBAPIError as exc:
+                if self.read_only_reason != _STANDBY or getattr(exc.orig, "sqlstate", None) != _DATA_CORRUPTED:
+                    raise
+                raise ConfigError(f"{self.location}: " + _UNREPLICATED_BM25.format(
+                    reason=self._reason(exc), version=self.versions.get("pg_textsearch"))) from exc
 
     def _tag_connection(self, dbapi_conn: Any, record: Any) -> None:
         """On connect: remember which BM25 rebuild the new backend started after."""
