@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from searchapp import Index, IndexConfig, IndexLockedError
 from searchapp.errors import ConfigError, IndexNotFoundError
+from searchapp.store.postgres import EF_SEARCH_MIN
 from searchapp.types import ExportedPassage
 
 MODES = ("lexical", "dense", "hybrid")
@@ -182,6 +183,9 @@ def test_hnsw_traps_k0_rows_and_narrow_filters(pg_url: str) -> None:
             raw = conn.execute(sa.text("SELECT id FROM passages ORDER BY embedding <#> CAST(:v AS vector) LIMIT 100"),
                                {"v": "[" + ",".join(map(str, q.tolist())) + "]"}).all()
             assert len(raw) == 40
+        with ix.stores.reader() as reader:
+            reader.dense(q, 10)  # ten asked, the scan still runs at the recall floor
+            assert reader.conn.execute(sa.text("SHOW hnsw.ef_search")).scalar() == str(EF_SEARCH_MIN)
         with ix.stores.reader() as reader:
             assert len(reader.dense(q, 100)) == 100
             assert len(reader.gather("item", q, 100).dense) >= 100
