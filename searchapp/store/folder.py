@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -46,7 +47,7 @@ LOCK_NAME = "write.lock"
 # From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
 # MAX_PARTS; one core fewer in a session that also searches vectors): below it one part is about as fast, the
 # hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
-PARALLEL_MIN = 10_000
+PARALLEL_MIN = 100_000
 MAX_PARTS = 4
 
 T = TypeVar("T")
@@ -226,19 +227,14 @@ class FolderStores(Database, Stores):
 
     @contextlib.contextmanager
     def reader(self, flt: Filter | None = None, dense: bool = True) -> Iterator[FolderReader]:
-        """A read session; on a large index with several cores it holds a connection per lexical part."""
+        """A read session; on a large index with several cores its lexical searches take a connection per part."""
         if dense:
             self.refresh()
         with contextlib.ExitStack() as stack:
             conn = stack.enter_context(self.connect())
             # A hybrid query's dense search takes a core of its own; more parts would slow it down more than
             # they speed up the lexical side (docs/performance.md).
-            ranges = lexical.parts(conn, min(_cores() - (1 if dense else 0), MAX_PARTS))
-            first, last = ranges[0], ranges[-1]
-            if first is None or last is None or last[1] - first[0] + 1 < PARALLEL_MIN:
-                ranges = [None]
-            others = [stack.enter_context(self.connect()) for _ in ranges[1:]]
-            yield FolderReader(self, conn, flt, dense, list(zip([conn, *others], ranges, strict=True)))
+            yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if dense else 0), MAX_PARTS))
 
     def disk_bytes(self) -> int:
         size = 0
@@ -257,12 +253,13 @@ class FolderReader(Reader):
         conn: Connection,
         flt: Filter | None,
         dense: bool,
-        parts: Sequence[tuple[Connection, lexical.Part]] | None = None,
+        stack: contextlib.ExitStack | None = None,
+        max_parts: int = 1,
     ) -> None:
         self.stores = stores
         self.conn = conn
-        # The lexical side's parts, each a range of ids on a connection of its own (the first is ``conn``).
-        self.parts = list(parts or [(conn, None)])
+        self._stack = stack  # holds the other parts' connections for the session
+        self._max_parts = max_parts if stack is not None else 1
         self.restrict: Restrict | None = None
         self.allowed: np.ndarray | None = None  # int64 (m,): the passages a filtered dense search may return
         if flt is not None and not flt.empty:
@@ -270,6 +267,17 @@ class FolderReader(Reader):
             if dense:
                 self.allowed = np.fromiter(conn.execute(text(self.restrict[0]), self.restrict[1]).scalars(),
                                            dtype=np.int64)
+
+    @cached_property
+    def parts(self) -> list[tuple[Connection, lexical.Part]]:
+        """The lexical side's parts, each a range of ids on a connection of its own (the first is ``conn``);
+        worked out at the session's first lexical search, so a dense session neither asks nor holds more."""
+        ranges = lexical.parts(self.conn, self._max_parts)
+        first, last = ranges[0], ranges[-1]
+        if self._stack is None or first is None or last is None or last[1] - first[0] + 1 < PARALLEL_MIN:
+            return [(self.conn, None)]
+        others = [self._stack.enter_context(self.stores.connect()) for _ in ranges[1:]]
+        return list(zip([self.conn, *others], ranges, strict=True))
 
     def lexical(self, query: str, k: int) -> Run:
         if len(self.parts) == 1:

@@ -72,8 +72,10 @@ def parts(conn: Connection, n: int) -> list[Part]:
     """The passages' rowids cut into ``n`` ranges of equal width (fewer where there are fewer ids), lowest first;
     ``[None]`` for an empty index or ``n`` <= 1. Ids are handed out in order, so equal widths hold about equal
     numbers of passages unless whole stretches were removed."""
+    if n <= 1:
+        return [None]
     lo, hi = _rows(conn, "SELECT (SELECT min(id) FROM passages), (SELECT max(id) FROM passages)", {})[0]
-    if lo is None or n <= 1:
+    if lo is None:
         return [None]
     n = min(n, hi - lo + 1)
     cuts = [lo + (hi - lo + 1) * i // n for i in range(n + 1)]
