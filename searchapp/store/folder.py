@@ -310,8 +310,8 @@ class FolderReader(Reader):
             except BaseException as exc:
                 error = error or exc
         if error is not None:
-            for result in out:
-                if undo is not None:
+            if undo is not None:
+                for result in out:
                     undo(result)
             raise error
         return out
