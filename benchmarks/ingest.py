@@ -22,6 +22,8 @@ machine.
 ingest into it with the index's own encoder (embedding included), and, embedding excluded, the same corpus
 ingested into a new folder and a new PostgreSQL schema by an encoder that hands back precomputed vectors (the
 write path alone: walk, load, split, the stores' writes and index builds): keys postgresql_*, write_only_*.
+--write-only (with --index) runs that last part alone, --runs times (folder then PostgreSQL each time), and
+reports each run and the medians (``write_only_runs``; the other keys are the medians).
 """
 
 from __future__ import annotations
@@ -67,10 +69,11 @@ def schema_url(url: str, name: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}schema={name}_{os.getpid()}"
 
 
-def write_only(corpus: Path, tmp: Path, url: str, encoder: Precomputed) -> dict[str, object]:
+def write_only(corpus: Path, tmp: Path, url: str, encoder: Precomputed, suffix: str = "") -> dict[str, object]:
     """The same ingest into a new folder and a new PostgreSQL schema, embedding excluded: passages/s of each."""
     out: dict[str, object] = {}
-    for name, location in (("folder", str(tmp / "ix-write-only")), ("postgresql", schema_url(url, "write_only"))):
+    for name, location in (("folder", str(tmp / "ix-write-only")),
+                           ("postgresql", schema_url(url, f"write_only{suffix}"))):
         with Index(location, create=True, config=IndexConfig(precision="fp32"), encoder=encoder) as ix:
             summary = ix.ingest(corpus)
         out[f"write_only_{name}_s"] = round(summary.seconds, 2)
@@ -78,6 +81,29 @@ def write_only(corpus: Path, tmp: Path, url: str, encoder: Precomputed) -> dict[
     out["write_only_postgresql_over_folder"] = round(
         float(out["write_only_postgresql_passages_per_s"]) / float(out["write_only_folder_passages_per_s"]), 3)  # type: ignore[arg-type]
     return out
+
+
+def write_only_runs(args: argparse.Namespace) -> None:
+    """:func:`write_only` ``--runs`` times on one corpus, each run's figures and their medians."""
+    record = machine()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus"
+        write_corpus(corpus, args.docs)
+        encoder = Precomputed(Encoder(precision="fp32").dimension)
+        runs = []
+        for run in range(args.runs):
+            scratch = Path(tmp) / f"run-{run}"
+            scratch.mkdir()
+            runs.append(write_only(corpus, scratch, args.index, encoder, suffix=str(run)))
+    medians = {key: round(statistics.median(float(r[key]) for r in runs), 3) for key in runs[0]}  # type: ignore[arg-type]
+    result = {"command": command(), "machine": record, "docs": args.docs, "runs": args.runs, "write_only_runs": runs,
+              **medians, "load_avg_1m_after": round(os.getloadavg()[0], 2)}
+    if args.json:
+        print_json(result)
+        return
+    print(f"{machine_line(record)}; {args.docs} SciFact abstracts as .txt files, embedding excluded")
+    for key, value in medians.items():
+        print(f"{key}: {value} (median of {args.runs})")
 
 
 def write_corpus(folder: Path, n: int) -> None:
@@ -152,8 +178,15 @@ def main() -> None:
     ap.add_argument("--index", help="also PostgreSQL, new schemas under this URL: postgresql+psycopg://USER@HOST/DB")
     ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N: where both the ingest and the raw forward "
                     "pass run (on a GPU the raw pass is torch in fp32 in batches of --batch)")
+    ap.add_argument("--write-only", action="store_true",
+                    help="with --index: only the embedding-excluded ingests, --runs times; medians reported")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.write_only:
+        if not args.index:
+            ap.error("--write-only needs --index URL")
+        write_only_runs(args)
+        return
     specs = [row_spec(p) for p in args.precision]
     record = machine()
     rows = []

@@ -12,10 +12,14 @@ The tokens of every passage and query, as each engine has them:
 
 - ``fts5``: the folder's FTS5 index (``porter unicode61 remove_diacritics 2``), read back through ``fts5vocab``;
   queries through ``analysis.stems``, the same tokenizer;
-- ``pg-english``: ``to_tsvector`` with the index's own text configuration (PostgreSQL's parser, snowball English,
-  no stopword list), what pg_textsearch indexes;
-- ``pg-porter``: the same configuration with snowball's ``porter`` stemmer (FTS5's algorithm) instead, made in a
-  scratch schema for the run and dropped after.
+- ``pg-index``: what pg_textsearch indexes, ``to_tsvector`` of each passage's lexical field
+  (``passages_lexical``: FTS5's terms, since migration 0009) under the index's own text configuration; queries
+  ``analysis.fts5_query_terms``, as the store sends them. It should equal ``fts5`` term for term;
+- ``pg-english``: ``to_tsvector`` of the passages' text with PostgreSQL's parser and snowball English, no stopword
+  list (the index's configuration before migration 0009), and of the query's words (a lexeme as often as they give
+  it, as pg_textsearch counts a repeated query term);
+- ``pg-porter``: the same configuration with snowball's ``porter`` stemmer (FTS5's algorithm) instead; both made
+  in a scratch schema for the run and dropped after.
 
 Each is ranked with k1 1.2, b 0.75 (both engines'), each idf: FTS5's ``ln((N - n + 0.5) / (n + 0.5))`` floored
 at 1e-6, or Lucene's ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (pg_textsearch's), and each passage length: its
@@ -23,8 +27,8 @@ number of tokens (FTS5's), or that number as pg_textsearch 1.0.0 keeps it, round
 norm (``SmallFloat.intToByte4``: exact below 40, then in steps of 2, 4, 8, ...; found by scoring one term in
 passages of every length from 2 to 129). The average length is the exact one in both. Ties go by passage id,
 and documents are folded from passages as ``searchapp eval`` does. The ``fts5``/FTS5-idf/exact cell should equal
-the folder's lexical figure and ``pg-english``/Lucene-idf/norm PostgreSQL's; the rest tells which difference
-moves the score.
+the folder's lexical figure and ``pg-index``/Lucene-idf/norm PostgreSQL's (``pg-english``/Lucene-idf/norm was
+PostgreSQL's before 0009); the rest tells which difference moves the score.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from _common import DATA, print_json
 
-from searchapp.analysis import query_terms, stems
+from searchapp.analysis import fts5_query_terms, query_terms, stems
 from searchapp.config import IndexConfig
 from searchapp.evaluate.beir import BeirSet, load_beir
 from searchapp.evaluate.metrics import evaluate, judged_queries
@@ -121,32 +125,48 @@ def _lexemes(vector: str) -> Counter[str]:
     return Counter({lex.replace("''", "'"): len(pos.split(",")) if pos else 1 for lex, pos in _LEXEME.findall(vector)})
 
 
+def _doc_of(conn: sa.Connection, schema: str) -> dict[int, str]:
+    return dict(conn.execute(sa.text(
+        f'SELECT p.id, d.path FROM "{schema}".passages p JOIN "{schema}".documents d ON d.id = p.document_id')).all())
+
+
+def index_side(conn: sa.Connection, schema: str, data: BeirSet,
+               qids: Sequence[str]) -> tuple[Tokens, dict[int, str], dict[str, list[str]]]:
+    """The index's own BM25 field under its own configuration, and the store's query terms."""
+    tokens = {int(pid): _lexemes(vec) for pid, vec in conn.execute(sa.text(
+        f'SELECT id, to_tsvector(CAST(:c AS regconfig), lexical_text)::text FROM "{schema}".passages_lexical'),
+        {"c": f'"{schema}".{TEXT_CONFIG}'})}
+    return tokens, _doc_of(conn, schema), {q: fts5_query_terms(data.queries[q]) for q in qids}
+
+
 def pg_side(conn: sa.Connection, schema: str, config: str, data: BeirSet,
             qids: Sequence[str]) -> tuple[Tokens, dict[int, str], dict[str, list[str]]]:
-    doc_of = dict(conn.execute(sa.text(
-        f'SELECT p.id, d.path FROM "{schema}".passages p JOIN "{schema}".documents d ON d.id = p.document_id')).all())
+    doc_of = _doc_of(conn, schema)
     tokens = {int(pid): _lexemes(vec) for pid, vec in conn.execute(sa.text(
         f'SELECT id, to_tsvector(CAST(:c AS regconfig), text)::text FROM "{schema}".passages'), {"c": config})}
     queries = {}
     for q in qids:
         vec = conn.execute(sa.text("SELECT to_tsvector(CAST(:c AS regconfig), :t)::text"),
                            {"c": config, "t": " ".join(query_terms(data.queries[q]))}).scalar_one()
-        queries[q] = list(_lexemes(vec))
+        # Each lexeme as often as the query's words give it: pg_textsearch counts a repeated query term so.
+        queries[q] = [lexeme for lexeme, n in _lexemes(vec).items() for _ in range(n)]
     return tokens, doc_of, queries
 
 
 @contextmanager
-def porter_config(conn: sa.Connection) -> Iterator[str]:
-    """A text configuration like the index's with snowball's ``porter`` stemmer, in a scratch schema, dropped after."""
+def scratch_configs(conn: sa.Connection) -> Iterator[dict[str, str]]:
+    """PostgreSQL's English configuration with snowball's ``english`` and ``porter`` stemmers, no stopword list,
+    by side name, in a scratch schema, dropped after."""
     conn.execute(sa.text(f"DROP SCHEMA IF EXISTS {SCRATCH} CASCADE"))
     conn.execute(sa.text(f"CREATE SCHEMA {SCRATCH}"))
-    conn.execute(sa.text(f"CREATE TEXT SEARCH DICTIONARY {SCRATCH}.porter_stem "
-                         "(TEMPLATE = snowball, Language = porter)"))
-    conn.execute(sa.text(f"CREATE TEXT SEARCH CONFIGURATION {SCRATCH}.porter (COPY = pg_catalog.english)"))
-    conn.execute(sa.text(f"ALTER TEXT SEARCH CONFIGURATION {SCRATCH}.porter "
-                         f"ALTER MAPPING REPLACE english_stem WITH {SCRATCH}.porter_stem"))
+    for language in ("english", "porter"):
+        conn.execute(sa.text(f"CREATE TEXT SEARCH DICTIONARY {SCRATCH}.{language}_stem "
+                             f"(TEMPLATE = snowball, Language = {language})"))
+        conn.execute(sa.text(f"CREATE TEXT SEARCH CONFIGURATION {SCRATCH}.{language} (COPY = pg_catalog.english)"))
+        conn.execute(sa.text(f"ALTER TEXT SEARCH CONFIGURATION {SCRATCH}.{language} "
+                             f"ALTER MAPPING REPLACE english_stem WITH {SCRATCH}.{language}_stem"))
     try:
-        yield f"{SCRATCH}.porter"
+        yield {"pg-english": f"{SCRATCH}.english", "pg-porter": f"{SCRATCH}.porter"}
     finally:
         conn.execute(sa.text(f"DROP SCHEMA {SCRATCH} CASCADE"))
 
@@ -168,11 +188,16 @@ def main() -> None:
     url, schema = parse_location(args.index)
     engine = sa.create_engine(url)
     with engine.begin() as conn:
-        sides["pg-english"] = pg_side(conn, schema, f'"{schema}".{TEXT_CONFIG}', data, qids)
-        with porter_config(conn) as porter:
-            sides["pg-porter"] = pg_side(conn, schema, porter, data, qids)
+        sides["pg-index"] = index_side(conn, schema, data, qids)
+        with scratch_configs(conn) as configs:
+            for name, config in configs.items():
+                sides[name] = pg_side(conn, schema, config, data, qids)
     engine.dispose()
 
+    # Passages whose terms differ between the folder's FTS5 index and PostgreSQL's BM25 field (0 since 0009).
+    fts5_tokens, index_tokens = sides["fts5"][0], sides["pg-index"][0]
+    differing = sum(1 for pid in fts5_tokens.keys() | index_tokens.keys()
+                    if fts5_tokens.get(pid) != index_tokens.get(pid))
     rows = []
     for name, (tokens, doc_of, queries) in sides.items():
         for idf_name, idf in IDFS.items():
@@ -182,9 +207,10 @@ def main() -> None:
                              "queries": len(judged_queries(data.qrels)),
                              "ndcg@10": metrics["ndcg@10"], "recall@100": metrics["recall@100"]})
     if args.json:
-        print_json({"set": folder.name, "split": args.split, "rows": rows})
+        print_json({"set": folder.name, "split": args.split, "passages_differing": differing, "rows": rows})
         return
-    print(f"{folder.name} ({args.split}, {rows[0]['queries']} queries)")
+    print(f"{folder.name} ({args.split}, {rows[0]['queries']} queries); passages whose FTS5 and PostgreSQL terms "
+          f"differ: {differing}")
     print(f"{'tokens':<12}{'idf':<12}{'length':<8}{'nDCG@10':>9}{'R@100':>9}")
     for r in rows:
         print(f"{r['tokens']:<12}{r['idf']:<12}{r['length']:<8}{r['ndcg@10']:>9.4f}{r['recall@100']:>9.4f}")

@@ -8,9 +8,12 @@ processes on any number of hosts answer from the same committed state.
   default, 40, silently caps a ``LIMIT 100``) and, with a filter, ``hnsw.iterative_scan`` is on (else a narrow
   filter returns fewer than ``k`` rows).
 - Lexical: real BM25 from pg_textsearch (``lexical_text <@> to_bm25query(q, index)``, negated), never ``ts_rank``,
-  over ``passages_lexical``: a row per passage holding its section path (``analysis.SECTION_WEIGHT`` times) and
-  its text (``analysis.lexical_field``), since pg_textsearch indexes one plain column; a table of its own, so the
-  passages' rows, which the exact vector scan reads, are as narrow as without it. Without the extension, lexical
+  over ``passages_lexical``: a row per passage holding the FTS5 terms of its section path
+  (``analysis.SECTION_WEIGHT`` times) and of its text (``analysis.lexical_fields``), since pg_textsearch indexes
+  one plain column; a table of its own, so the passages' rows, which the exact vector scan reads, are as narrow as
+  without it. The terms are FTS5's (the folder backend's tokenizer), read under a text configuration that neither
+  stems nor drops a word (:data:`TEXT_CONFIG`), and queries ask for the FTS5 terms of their words: both backends
+  count the same terms. Without the extension, lexical
   and hybrid queries raise ``ConfigError`` saying what to install; dense queries work. pg_textsearch does not
   take deleted rows out of its corpus statistics until the index is rebuilt: the store counts the passages
   deleted since the last rebuild and rebuilds the index when a writer finishes, so scores are those of the rows
@@ -52,7 +55,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
-from searchapp.analysis import lexical_field, query_terms
+from searchapp.analysis import fts5_query_terms, lexical_fields
 from searchapp.errors import (
     ConfigError,
     IndexLockedError,
@@ -80,7 +83,14 @@ from searchapp.types import (
 
 DEFAULT_SCHEMA = "searchapp"
 BM25_INDEX = "passages_bm25"
-TEXT_CONFIG = "searchapp_english"
+# The BM25 index's text configuration: a copy of ``simple`` (lower-case, no stemmer, no stopword), so what
+# pg_textsearch counts is the FTS5 terms written to passages_lexical. PostgreSQL's default parser does not cut such
+# a term further: a term is a run of letters and digits (unicode61's token characters), which the parser keeps as
+# one word, number or numword token (``h2o``, ``1e5``, ``007``), never one of its compound kinds (those need a
+# hyphen, dot, slash or @ between the characters). Non-ASCII characters are letters to it in a database of the C
+# locale (tests/integration/test_postgres.py); under another locale a character its iswalpha() refuses (``½``,
+# ``²``, private-use ones) separates words, and a term of over 2,047 characters is dropped (PostgreSQL's limit).
+TEXT_CONFIG = "searchapp_terms"
 HNSW_INDEX = "passages_hnsw"
 # Settings rows (not IndexConfig settings): passages deleted since the BM25 index was last rebuilt, and how
 # many times it has been rebuilt.
@@ -467,19 +477,12 @@ class PostgresStores(Records, Stores):
         """The BM25 index over the passages' lexical field (``passages_lexical``: section path and text), with the
         index's text configuration (made if missing). A fresh index: no deleted passage counts in it."""
         q, cfg = self.q, TEXT_CONFIG
-        # English stemming without the stopword list, as the folder backend's FTS5 index does: every word counts
-        # in a passage's length, and the query side drops the same short stopword list in both backends. (They
-        # may outlive the index: dropping the extension drops the index only.)
-        if conn.execute(text("SELECT 1 FROM pg_ts_dict d JOIN pg_namespace n ON n.oid = d.dictnamespace "
-                             "WHERE n.nspname = :s AND d.dictname = :d"), {"s": self.schema, "d": cfg + "_stem"}
-                        ).first() is None:
-            conn.execute(text(f"CREATE TEXT SEARCH DICTIONARY {q}.{cfg}_stem "
-                              "(TEMPLATE = snowball, Language = english)"))
+        # The field holds FTS5's terms already (stemmed, every word kept, as the folder's FTS5 index has them): the
+        # configuration only splits them at their spaces. (It may outlive the index: dropping the extension drops
+        # the index only.)
         if conn.execute(text("SELECT 1 FROM pg_ts_config c JOIN pg_namespace n ON n.oid = c.cfgnamespace "
                              "WHERE n.nspname = :s AND c.cfgname = :c"), {"s": self.schema, "c": cfg}).first() is None:
-            conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {q}.{cfg} (COPY = pg_catalog.english)"))
-            conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {q}.{cfg} ALTER MAPPING REPLACE english_stem WITH "
-                              f"{q}.{cfg}_stem"))
+            conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {q}.{cfg} (COPY = pg_catalog.simple)"))
         conn.execute(text(f"CREATE INDEX {BM25_INDEX} ON passages_lexical USING bm25(lexical_text) "
                           f"WITH (text_config='{q}.{cfg}')"))
         self._drop_setting(conn, _STALE_KEY)
@@ -641,8 +644,9 @@ class PostgresStores(Records, Stores):
         # The BM25 index's field of each new passage, in the transaction that inserts it (ON DELETE CASCADE takes
         # it out with its passage).
         assert self.tables.lexical is not None
+        fields = lexical_fields(texts, sections)
         self._insert(conn, self.tables.lexical, [
-            {"id": i, "lexical_text": lexical_field(t, s)} for i, t, s in zip(ids, texts, sections, strict=True)])
+            {"id": i, "lexical_text": f} for i, f in zip(ids, fields, strict=True)])
 
     def _unindex(self, conn: Connection, doc_ids: Sequence[int]) -> list[int]:
         # pg_textsearch keeps deleted rows in its corpus statistics until the index is rebuilt: count them.
@@ -800,7 +804,7 @@ class PostgresReader(Reader):
         return f"to_bm25query(CAST(:q AS text), '{self.stores.schema}.{BM25_INDEX}')"
 
     def lexical(self, query: str, k: int) -> Run:
-        query = " ".join(query_terms(query))
+        query = " ".join(fts5_query_terms(query))
         if not query:  # nothing to match (punctuation only), as in a folder index
             return []
         rows = self.conn.execute(text(self._top_bm25("k")), {"q": query, "k": k, **self.params})
@@ -828,7 +832,7 @@ class PostgresReader(Reader):
         return sorted(((int(i), float(s)) for i, s in rows), key=lambda x: (-x[1], x[0]))
 
     def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
-        terms = " ".join(query_terms(query))
+        terms = " ".join(fts5_query_terms(query))
         if not terms:  # no term to match: the dense side's candidates, each with BM25 0
             dense = dict(self.dense(qvec, k0))
             return Candidates(query, dense, dict.fromkeys(dense, 0.0))

@@ -5,8 +5,9 @@ changed only by the Alembic migrations (``migrations/versions``); these say what
 The dialects differ in one column: a passage's vector is float32 bytes in SQLite (``passages.vector``) and a
 pgvector value in PostgreSQL (``passages.embedding``, migration 0003). Both go by the key ``vector`` and the type
 :class:`Embedding`, which reads and writes NumPy float32 ``(d,)`` arrays either way. PostgreSQL has one more table,
-``passages_lexical`` (migration 0008): what its BM25 index reads of each passage (``analysis.lexical_field``), a
-row per passage kept by the store's writes; SQLite's FTS5 table reads the passages' own columns.
+``passages_lexical`` (migration 0008): what its BM25 index reads of each passage, the FTS5 terms of its section
+path and text (``analysis.lexical_fields``, migration 0009), a row per passage kept by the store's writes; SQLite's
+FTS5 table reads the passages' own columns.
 """
 
 from __future__ import annotations

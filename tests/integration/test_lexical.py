@@ -10,7 +10,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 from sqlalchemy import text
 
-from searchapp.analysis import query_terms
+from searchapp import analysis
+from searchapp.analysis import fts5_query_terms, fts5_terms, lexical_fields, query_terms, stems
 from searchapp.store import lexical
 from searchapp.store.database import Database
 from searchapp.types import Document, NewDocument, Span
@@ -115,3 +116,36 @@ def test_matches_equal_search_plus_scores(store: Database, query: str) -> None:
             assert [p for p, _ in matches.top] == [p for p, _ in expected]
             assert [s for _, s in matches.top] == pytest.approx([s for _, s in expected])
             assert known == pytest.approx(lexical.scores(conn, query, ids))
+
+
+def test_fts5_terms_are_the_folder_indexs_terms_in_text_order(store: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What PostgreSQL's BM25 field holds: each passage's terms as the folder's FTS5 table stored them, in the
+    # text's order (offsets), across batches too; nothing for a text without a term.
+    monkeypatch.setattr(analysis, "TERMS_BATCH", 3)
+    with store.engine.begin() as conn:
+        conn.execute(text("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, passages_fts, 'instance')"))
+        stored: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        for term, doc, col, offset in conn.execute(text("SELECT term, doc, col, \"offset\" FROM temp.vocab")):
+            if col == "text":
+                stored[int(doc)].append((int(offset), str(term)))
+        conn.execute(text("DROP TABLE temp.vocab"))
+    want = [" ".join(term for _, term in sorted(stored[pid])) for pid in sorted(stored)]
+    assert fts5_terms([*CORPUS, "", "?!"]) == [*want, "", ""]
+    assert fts5_terms(["Alpha-synuclein in COVID-19, 2.5 mg"]) == ["alpha synuclein in covid 19 2 5 mg"]
+
+
+def test_lexical_fields_weigh_the_section_by_repetition() -> None:
+    text_terms, section_terms = fts5_terms(["Every setting has a default.", "Plugins > The checker"])
+    fields = lexical_fields(["Every setting has a default.", "No section here.", ""],
+                            ["Plugins > The checker", "", "Only a heading"])
+    assert fields[0] == " ".join([section_terms] * analysis.SECTION_WEIGHT + [text_terms])
+    assert fields[1] == fts5_terms(["No section here."])[0]
+    assert fields[2] == " ".join([fts5_terms(["Only a heading"])[0]] * analysis.SECTION_WEIGHT)
+
+
+def test_fts5_query_terms_are_the_stems_of_the_query_words_as_fts5_ors_them() -> None:
+    # Each word's stems, a shared one twice (FTS5 scores each quoted word of the OR, so counts it twice too).
+    assert fts5_query_terms("How do I rotate the rotating keys?") == ["rotat", "rotat", "kei"]
+    assert fts5_query_terms("the of") == ["the", "of"]
+    assert fts5_query_terms("?!") == []
+    assert fts5_query_terms("COVID-19") == [t for found in stems(["covid", "19"]) for t in found]

@@ -56,7 +56,7 @@ def test_hits_carry_their_section_and_the_encoder_sees_it(tmp_path: Path, fake_e
 
 def test_a_passage_under_a_heading_that_names_the_query_ranks_first(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
     # Both backends: FTS5 matches the section path as a column of its own, PostgreSQL's BM25 in the passage's
-    # lexical field (analysis.lexical_field).
+    # lexical field (analysis.lexical_fields).
     ix = index_at(max_tokens=16)
     ix.ingest(_docs(tmp_path))
     # Both documents say the same sentence (changes.md is stored first: the lower id wins a tie); only the

@@ -9,14 +9,15 @@ import hashlib
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import sqlalchemy as sa
 
 from searchapp import Index, IndexConfig, IndexLockedError
-from searchapp.errors import ConfigError, IndexNotFoundError
-from searchapp.store.postgres import EF_SEARCH_MIN
+from searchapp.errors import ConfigError, IndexNotFoundError, SchemaError
+from searchapp.store.postgres import EF_SEARCH_MIN, TEXT_CONFIG
 from searchapp.types import ExportedPassage
 
 MODES = ("lexical", "dense", "hybrid")
@@ -92,11 +93,14 @@ def test_parity_with_the_folder_backend(tmp_path: Path, pg_url: str) -> None:
 
 
 def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, float]:
-    """BM25 over the lexemes of the index's text configuration (English stemming, no stopwords), with k1 1.2,
-    b 0.75 and Lucene's idf ln(1 + (N - df + 0.5) / (df + 0.5)), computed here from to_tsvector's positions; the
-    query's terms are those the folder backend uses (analysis.py: query_terms). What is scored is each passage's
-    lexical field (its section path, a plain-text file's title, then its text: analysis.lexical_field)."""
-    cfg = f"{schema}.searchapp_english"
+    """BM25 over the lexemes of the index's text configuration, with k1 1.2, b 0.75 and Lucene's idf
+    ln(1 + (N - df + 0.5) / (df + 0.5)), computed here from to_tsvector's positions; the query's terms are the
+    folder backend's FTS5 terms of its words (analysis.fts5_query_terms), a repeated one counted as often. What is
+    scored is each passage's lexical field (the FTS5 terms of its section path, a plain-text file's title, then of
+    its text: analysis.lexical_fields)."""
+    from searchapp.analysis import fts5_query_terms
+
+    cfg = f"{schema}.{TEXT_CONFIG}"
     rows = conn.execute(sa.text(f"SELECT id, to_tsvector('{cfg}', lexical_text)::text FROM {schema}.passages_lexical")
                         ).all()
     docs: dict[int, dict[str, int]] = {}
@@ -104,14 +108,10 @@ def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, f
         docs[pid] = {m.group(1): len(m.group(2).split(",")) for m in re.finditer(r"'([^']+)':([\d,A-D]+)", tsv)}
     lengths = {pid: sum(tf.values()) for pid, tf in docs.items()}
     avg = sum(lengths.values()) / len(lengths)
-    from searchapp.analysis import query_terms
-
-    terms = set(conn.execute(sa.text(f"SELECT unnest(tsvector_to_array(to_tsvector('{cfg}', :q)))"),
-                             {"q": " ".join(query_terms(query))}).scalars())
     out: dict[int, float] = {}
     for pid, tf in docs.items():
         score = 0.0
-        for term in terms:
+        for term in fts5_query_terms(query):
             if term in tf:
                 df = sum(1 for d in docs.values() if term in d)
                 idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
@@ -122,12 +122,68 @@ def _bm25_reference(conn: sa.Connection, schema: str, query: str) -> dict[int, f
     return out
 
 
+# Words that PostgreSQL's parser read otherwise than FTS5's unicode61 (hyphenated words, a number after a hyphen, a
+# decimal number, a host name), in passages of under 40 terms (pg_textsearch keeps such lengths exactly) where no
+# term is in half of them (FTS5 floors the idf of those): the two engines' BM25 then differ only by their idf
+# formulas, which order one term's matches alike, and these queries' matches alike.
+TOKEN_TEXTS = {
+    "covid": "COVID-19 vaccines reduced severe disease in older adults.",
+    "cases": "In 2019 there were 19 reported cases before covid spread widely.",
+    "dose": "A dose of 2.5 mg daily was well tolerated.",
+    "tablets": "Patients took 2 tablets of 5 mg each with water.",
+    "synuclein": "Alpha-synuclein aggregates in Parkinson disease.",
+    "helix": "The alpha helix of the synuclein protein folds quickly.",
+    "host": "Host names such as example.org resolve through DNS.",
+    "running": "Running and walking improve heart health.",
+    "fruit": "Bananas are yellow and apples are red.",
+    "garden": "Water the tomatoes deeply twice a week.",
+}
+TOKEN_QUERIES = ("COVID-19", "a 2.5 mg dose", "alpha-synuclein", "example.org", "runs", "covid 19 cases in 2019")
+
+
+def test_lexical_hits_and_order_are_the_folder_backends(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # Fails before PostgreSQL read FTS5's terms: its parser kept "COVID-19" as covid-19, covid and -19 (so the
+    # query's 19 missed it and "cases" came first), 2.5 as one number and example.org as one host name.
+    with Index(tmp_path / "ix", create=True, encoder=fake_encoder) as folder, \
+            Index(pg_url, create=True, encoder=fake_encoder) as pg:
+        for ix in (folder, pg):
+            ix.add_texts(list(TOKEN_TEXTS.values()), ids=list(TOKEN_TEXTS))
+        for query in TOKEN_QUERIES:
+            want = [h.path for h in folder.search(query, k=10, mode="lexical")]
+            assert want, query
+            assert [h.path for h in pg.search(query, k=10, mode="lexical")] == want, query
+
+
+def test_the_text_configuration_keeps_every_fts5_term_whole(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # PostgreSQL's default parser under the BM25 index's configuration reads back exactly the FTS5 terms written:
+    # none cut further, stemmed, dropped or merged (words with digits, numbers, accented and non-Latin letters,
+    # a number's signs and symbols that unicode61 counts as characters of a word). The test server's database is of
+    # the C locale, where every non-ASCII character is a letter to the parser.
+    from collections import Counter
+
+    from searchapp.analysis import fts5_terms
+
+    text = ("H2O at 1e5 Pa, 007 and 0x1f; ab12cd vs. 3rd-party COVID-19 (2.5 mg) cafe\u0301 naïve Ærø Straße "
+            "東京タワー Москва Αθήνα ½ x² Ⅻ \ue000 user@example.org http://example.org/a_b?c=1 v1.2.3 -19 +7 "
+            "the a of running")
+    terms = fts5_terms([text])[0]
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix, ix.stores.engine.connect() as conn:
+        cfg = f"{ix.stores.schema}.{TEXT_CONFIG}"
+        assert conn.execute(sa.text("SELECT pg_encoding_to_char(encoding), datctype FROM pg_database "
+                                    "WHERE datname = current_database()")).one() == ("UTF8", "C")
+        read = conn.execute(sa.text("SELECT lexeme, cardinality(positions) FROM unnest(to_tsvector(CAST(:c AS "
+                                    "regconfig), :t))"), {"c": cfg, "t": terms}).all()
+    assert Counter({lexeme: n for lexeme, n in read}) == Counter(terms.split(" "))
+    assert "covid 19 2 5 mg" in terms and "the a of run" in terms
+
+
 def test_lexical_scores_are_real_bm25(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     write_corpus(tmp_path / "docs")
     with Index(pg_url, create=True, encoder=fake_encoder) as ix:
         ix.ingest(tmp_path / "docs")
         schema = ix.stores.schema
-        for query in ("green apples and pears", "rotate keys", "packets", "the route of the packets"):
+        for query in ("green apples and pears", "rotate keys", "packets", "the route of the packets",
+                      "a packet routes packets"):  # the last: one term twice (packet)
             with ix.stores.write_engine.connect() as conn:
                 expected = _bm25_reference(conn, schema, query)
             got = {h.passage_id: h.score for h in ix.search(query, k=20, mode="lexical")}
@@ -333,7 +389,6 @@ def test_queries_without_a_term_and_narrow_lexical_filters(pg_url: str) -> None:
 
 
 def test_a_schema_written_by_a_newer_version_is_refused(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.errors import SchemaError
 
     with Index(pg_url, create=True, encoder=fake_encoder) as ix, ix.stores.write_engine.begin() as conn:
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
@@ -367,10 +422,68 @@ def test_an_index_from_before_revision_0004_opens_and_lists_null(pg_url: str, fa
         assert all(d.indexed_at is not None for d in ix.documents())
 
 
+def _lexical_rows(ix: Index) -> tuple[list[Any], str]:
+    """Each passage's (text, section, lexical field or None) in id order, and the BM25 index's definition."""
+    with ix.stores.write_engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT p.text, p.section, l.lexical_text FROM passages p "
+                                    "LEFT JOIN passages_lexical l ON l.id = p.id ORDER BY p.id")).all()
+        made = conn.execute(sa.text("SELECT indexdef FROM pg_indexes WHERE schemaname = :s "
+                                    "AND indexname = 'passages_bm25'"), {"s": ix.stores.schema}).scalar_one()
+    return list(rows), str(made)
+
+
+def test_an_index_from_before_revision_0009_reads_fts5_terms_once_opened(  # type: ignore[no-untyped-def]
+    tmp_path: Path, pg_url: str, fake_encoder
+) -> None:
+    from alembic import command
+
+    from searchapp.analysis import lexical_fields
+    from searchapp.store import schema
+    from searchapp.store.locate import index_exists
+    from tests.integration.test_passage_sections import _docs
+
+    texts = {**TOKEN_TEXTS, "api": "A text added through the API has no headings."}
+    docs = _docs(tmp_path)
+    with Index(pg_url, create=True, config=IndexConfig.from_flat(max_tokens=16), encoder=fake_encoder) as ix:
+        ix.ingest(docs)
+        ix.add_texts(list(texts.values()), ids=list(texts))
+        name = ix.stores.schema
+        # Back to revision 0008, and its BM25 index as that searchapp's store made it: English snowball over the
+        # field of section path and text.
+        with ix.stores.write_engine.begin() as conn:
+            command.downgrade(schema._alembic_config(conn, name), "0008")
+            conn.execute(sa.text(f"CREATE INDEX passages_bm25 ON passages_lexical USING bm25(lexical_text) "
+                                 f"WITH (text_config='{name}.searchapp_english')"))
+            old = conn.execute(sa.text("SELECT lexical_text FROM passages_lexical WHERE lexical_text LIKE "
+                                       "'%COVID-19%'")).scalars().all()
+        assert old == [TOKEN_TEXTS["covid"]]  # 0008's field: the text itself
+    # Found, and refused read-only (a standby's open) until a writable open migrates it.
+    assert index_exists(pg_url)
+    with pytest.raises(SchemaError, match="open it once for writing"):
+        Index(pg_url, encoder=fake_encoder, read_only=True)
+    with Index(tmp_path / "folder", create=True, config=IndexConfig.from_flat(max_tokens=16),
+               encoder=fake_encoder) as folder, Index.open_or_create(pg_url, encoder=fake_encoder) as ix:
+        assert schema.current_revision(ix.stores.write_engine, name) == schema.head_revision()
+        rows, made = _lexical_rows(ix)
+        with ix.stores.write_engine.connect() as conn:
+            configs = set(conn.execute(sa.text("SELECT c.cfgname FROM pg_ts_config c JOIN pg_namespace n ON "
+                                               "n.oid = c.cfgnamespace WHERE n.nspname = :s"), {"s": name}).scalars())
+        # The migration's frozen tokenizer agrees with analysis.lexical_fields, section weight included.
+        assert len(rows) == ix.stats().passages > len(texts)
+        assert [f for _, _, f in rows] == lexical_fields([t for t, _, _ in rows], [s for _, s, _ in rows])
+        assert any(s for _, s, _ in rows)
+        assert f"{TEXT_CONFIG}'" in made and configs == {TEXT_CONFIG}
+        folder.ingest(docs)
+        folder.add_texts(list(texts.values()), ids=list(texts))
+        for query in (*TOKEN_QUERIES, "checker", "sensible default"):
+            assert [h.path for h in ix.search(query, k=10, mode="lexical")] == [
+                h.path for h in folder.search(query, k=10, mode="lexical")], query
+
+
 def test_an_index_from_before_revision_0008_ranks_by_its_sections(tmp_path: Path, pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     from alembic import command
 
-    from searchapp.analysis import lexical_field
+    from searchapp.analysis import lexical_fields
     from searchapp.store import schema
     from tests.integration.test_passage_sections import _docs
 
@@ -388,15 +501,12 @@ def test_an_index_from_before_revision_0008_ranks_by_its_sections(tmp_path: Path
     # Opened as an ingest or an eval opens it (an index is found there, though behind this version's schema).
     with Index.open_or_create(pg_url, encoder=fake_encoder) as ix:
         assert schema.current_revision(ix.stores.write_engine, name) == schema.head_revision()
-        with ix.stores.write_engine.connect() as conn:
-            rows = conn.execute(sa.text("SELECT p.text, p.section, l.lexical_text FROM passages p "
-                                        "LEFT JOIN passages_lexical l ON l.id = p.id")).all()
-            (made,) = conn.execute(sa.text("SELECT indexdef FROM pg_indexes WHERE schemaname = :s "
-                                           "AND indexname = 'passages_bm25'"), {"s": name}).one()
-        # Every passage's field is the one the store writes today (the migration's frozen SQL agrees with
-        # analysis.lexical_field, SECTION_WEIGHT included), the text alone where there is no section.
-        assert [field for _, _, field in rows] == [lexical_field(t, s) for t, s, _ in rows]
-        assert any(s for _, s, _ in rows) and any(not s and field == t for t, s, field in rows)
+        rows, made = _lexical_rows(ix)
+        # Every passage's field is the one the store writes today (the migrations' frozen code agrees with
+        # analysis.lexical_fields, SECTION_WEIGHT included), the text's terms alone where there is no section.
+        assert [field for _, _, field in rows] == lexical_fields([t for t, _, _ in rows], [s for _, s, _ in rows])
+        assert any(s for _, s, _ in rows) and any(not s and field == lexical_fields([t], [""])[0]
+                                                  for t, s, field in rows)
         assert "passages_lexical USING bm25 (lexical_text)" in made
         hits = {h.section for h in ix.search("checker", k=10, mode="lexical")}
         assert "Plugins > The checker plugin > Settings" in hits
