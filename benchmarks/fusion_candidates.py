@@ -2,6 +2,7 @@
 shipped default on the visible splits (docs/evaluation.md, "The held-out non-factoid gap").
 
     .venv/bin/python benchmarks/fusion_candidates.py [--sets scifact:train,wikiqa:dev,...] [--json]
+        [--family evidence|normalisation|all]
 
 Indexes are the cached ones `searchapp eval` builds (fp32 forward pass unless --precision says); about a minute
 once they are cached. Every candidate acts on questions only (``adaptive.is_question``), so SciFact's claims rank
@@ -14,6 +15,11 @@ as today. Two kinds:
   of the dense top 10 in standard deviations of the cosines over the candidates; how far down the dense ranking
   BM25's top 3 sit; the question's content terms; the dense top 1's cosine itself (a ramp to dense alone, or a
   two-sided ramp that also gives weak dense matches more lexical weight: ``cosine_ramp``).
+
+``--family normalisation`` measures, instead, other normalisations with the rule's weights as today, on questions
+and then on every query: the lexical z-scores clipped above at c, both sides' clipped, the lexical ones floored
+at -c, a robust scale (median and MAD) of the lexical side or of both, and the lexical side standardised over the
+dense top k candidates only; each on its own curves (about ten minutes on 2 cores). ``all`` runs both families.
 
 Part 1: where the default's top 10 documents sit in the dense ranking; the questions in thirds by their dense
 top cosine, with what convex z-score fusion at a dense weight of 0.85 gains over dense alone in each, and the
@@ -73,6 +79,8 @@ class Query:
     pids: np.ndarray  # int64 (n,)
     dense: np.ndarray  # float64 (n,), z-scored cosines
     lexical: np.ndarray  # float64 (n,), z-scored BM25
+    cos: np.ndarray  # float64 (n,), the cosines themselves
+    bm25: np.ndarray  # float64 (n,), the BM25 scores themselves
     dense_order: np.ndarray  # int64 (n,): candidate rows by descending cosine, ties by passage id
     question: bool
     evidence: dict[str, float]
@@ -106,7 +114,7 @@ def load(p: Prepared) -> tuple[list[str], list[Query]]:
             "content_terms": float(sum(w not in FUNCTION_WORDS for w in _WORD.findall(c.query.lower()))),
             "top_cosine": float(top[0]),
         }
-        out.append(Query(pids, z(cos), z(bm25), dense_order, is_question(c.query), evidence))
+        out.append(Query(pids, z(cos), z(bm25), cos, bm25, dense_order, is_question(c.query), evidence))
     return judged, out
 
 
@@ -122,24 +130,28 @@ def documents(p: Prepared, pids: np.ndarray) -> list[str]:
     return list(seen)
 
 
-def ranking(q: Query, alpha: float, m: int | None) -> np.ndarray:
-    """Candidate rows in fused order at dense weight ``alpha``; with ``m``, fused order within the dense top ``m``
-    (questions only) and dense order after it."""
-    fused = alpha * q.dense + (1 - alpha) * q.lexical
+Sides = tuple[np.ndarray, np.ndarray]  # a query's normalised (dense, lexical) scores, float64 (n,) each
+
+
+def ranking(q: Query, alpha: float, m: int | None, sides: Sides | None = None) -> np.ndarray:
+    """Candidate rows in fused order at dense weight ``alpha`` (of ``sides``, else of the z-scores); with ``m``,
+    fused order within the dense top ``m`` (questions only) and dense order after it."""
+    dense, lexical = (q.dense, q.lexical) if sides is None else sides
+    fused = alpha * dense + (1 - alpha) * lexical
     if m is None or not q.question:
         return np.lexsort((q.pids, -fused))
     head = q.dense_order[:m]
     return np.concatenate([head[np.lexsort((q.pids[head], -fused[head]))], q.dense_order[m:]])
 
 
-def curve(p: Prepared, q: Query, rels: dict[str, int], m: int | None) -> np.ndarray:
+def curve(p: Prepared, q: Query, rels: dict[str, int], m: int | None, sides: Sides | None = None) -> np.ndarray:
     """nDCG@10 at every tabulated dense weight: float64 ``(STEPS + 1,)``. The documents are recomputed only where
     the passage order's prefix changes (a prefix holding ``TOP`` documents decides them)."""
     out = np.empty(STEPS + 1)
     prefix: tuple[int, ...] | None = None
     value = 0.0
     for j in range(STEPS + 1):
-        order = q.pids[ranking(q, j / STEPS, m)]
+        order = q.pids[ranking(q, j / STEPS, m, sides)]
         head = tuple(order[:4 * TOP].tolist())
         if head != prefix or len(documents(p, order[:4 * TOP])) < TOP:
             value = ndcg(documents(p, order), rels, TOP)
@@ -157,6 +169,12 @@ class Candidate:
     shown: Sequence[Any]
     m: Callable[[Any], int | None] = lambda s: None  # the dense top M the setting restricts BM25 to
     factor: Callable[[Query, Any], float] = lambda q, s: 1.0  # the lexical weight's factor on a question
+    # Another normalisation of both sides (``None``: the z-scores), on questions or, with ``every_query``, on all.
+    sides: Callable[[Query, Any], Sides] | None = None
+    every_query: bool = False
+
+    def acts(self, q: Query) -> bool:
+        return q.question or self.every_query
 
 
 def above(key: str) -> Callable[[Query, float], float]:
@@ -190,6 +208,58 @@ CANDIDATES = (
 )
 
 
+
+def robust(x: np.ndarray) -> np.ndarray:
+    """``(x - median) / (1.4826 * MAD)``, the z-score's robust counterpart (the z-score where the MAD is 0)."""
+    mad = 1.4826 * np.median(np.abs(x - np.median(x)))
+    return (x - np.median(x)) / mad if mad > 0 else z(x)
+
+
+def clipped(q: Query, c: float) -> Sides:
+    """The lexical z-scores clipped above at ``c``."""
+    return q.dense, np.minimum(q.lexical, c)
+
+
+def both_clipped(q: Query, c: float) -> Sides:
+    """Both sides' z-scores clipped above at ``c``."""
+    return np.minimum(q.dense, c), np.minimum(q.lexical, c)
+
+
+def floored(q: Query, f: float) -> Sides:
+    """The lexical z-scores floored at ``f``: below it, BM25 tells candidates no further apart (a negative ``f``:
+    BM25 far below the candidates' mean counts no further against a candidate; a positive one: only BM25 well
+    above the mean counts at all)."""
+    return q.dense, np.maximum(q.lexical, f)
+
+
+def robust_scale(q: Query, which: str) -> Sides:
+    """``which`` is ``"lexical"`` or ``"both"``: that side (those sides) scaled by :func:`robust`."""
+    return (robust(q.cos) if which == "both" else q.dense), robust(q.bm25)
+
+
+def dense_top_z(q: Query, k: int) -> Sides:
+    """The lexical side standardised with the mean and sd of BM25 over the dense side's top ``k`` candidates only
+    (the candidates whose order fusion mostly decides), applied to every candidate."""
+    head = q.bm25[q.dense_order[:k]]
+    sd = head.std()
+    return q.dense, (q.bm25 - head.mean()) / sd if sd > 0 else np.zeros_like(q.bm25)
+
+
+CLIPS, FLOORS, TOPS = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0), (-1.0, -0.5, 0.0, 0.5, 1.0, 1.5), (10, 20, 30, 50)
+# Other normalisations with the rule's weights as today: questions only, then every query.
+NORMALISATIONS = tuple(
+    Candidate(f"{name}{' (every query)' if every else ''}", settings, settings, sides=sides, every_query=every)
+    for every in (False, True)
+    for name, settings, sides in (
+        ("lexical z clipped above at", CLIPS, clipped),
+        ("both sides' z clipped above at", CLIPS, both_clipped),
+        ("lexical z floored at", FLOORS, floored),
+        ("robust scale (median, MAD) of", ("lexical", "both"), robust_scale),
+        ("lexical z over the dense top k of", TOPS, dense_top_z),
+    ))
+FAMILIES = {"evidence": CANDIDATES, "normalisation": NORMALISATIONS, "all": CANDIDATES + NORMALISATIONS}
+
+
 class Collection:
     """One split's queries, their single-retriever and default figures, and their nDCG@10 curves."""
 
@@ -200,35 +270,42 @@ class Collection:
         self.lexical, self.dense, self.default = (np.array([per[m][q] for q in self.qids])
                                                   for m in ("lexical", "dense", "hybrid"))
         self.better = self.lexical if self.lexical.mean() > self.dense.mean() else self.dense
-        self._curves: dict[int | None, np.ndarray] = {}
+        self._curves: dict[tuple[Any, ...], np.ndarray] = {}
         # The rule's dense weight of every query at every setting of fusion_loco's grid: (settings, queries).
         self.rules = [Fusion(alpha_question=a, alpha_statement=s, lexical_spread=t)
                       for a, s, t in itertools.product(QUESTION, STATEMENT, SPREAD)]
         self.alphas = np.array([[adaptive_alpha(p.runs[qid].candidates, f) for qid in self.qids]
                                 for f in self.rules])
 
-    def curves(self, m: int | None) -> np.ndarray:
-        """float64 ``(queries, STEPS + 1)``."""
-        if m not in self._curves:
+    def curves(self, m: int | None, cand: Candidate | None = None, setting: Any = None) -> np.ndarray:
+        """float64 ``(queries, STEPS + 1)``; with a candidate that normalises otherwise, its normalisation at
+        ``setting`` on the queries it acts on (the others' rows are the z-scores' own)."""
+        renorm = cand is not None and cand.sides is not None and setting is not None
+        key = (m, cand.name, setting) if renorm else (m,)
+        if key not in self._curves:
             rels = self.prepared.data.qrels
-            self._curves[m] = np.stack([curve(self.prepared, q, dict(rels[qid]), m)
-                                        for qid, q in zip(self.qids, self.queries, strict=True)])
-        return self._curves[m]
+            base = self.curves(m) if renorm else None
+            self._curves[key] = np.stack([
+                base[i] if base is not None and not cand.acts(q) else
+                curve(self.prepared, q, dict(rels[qid]), m, cand.sides(q, setting) if renorm else None)
+                for i, (qid, q) in enumerate(zip(self.qids, self.queries, strict=True))])
+        return self._curves[key]
 
-    def scores(self, alphas: np.ndarray, m: int | None) -> np.ndarray:
+    def scores(self, alphas: np.ndarray, m: int | None, cand: Candidate | None = None,
+               setting: Any = None) -> np.ndarray:
         """Per-query nDCG@10 at per-query dense weights ``alphas`` (float ``(..., queries)``)."""
         idx = np.clip(np.rint(alphas * STEPS).astype(np.int64), 0, STEPS)
-        return self.curves(m)[np.arange(len(self.qids)), idx]
+        return self.curves(m, cand, setting)[np.arange(len(self.qids)), idx]
 
     def factors(self, cand: Candidate, setting: Any) -> np.ndarray:
-        return np.array([cand.factor(q, setting) if q.question else 1.0 for q in self.queries])
+        return np.array([cand.factor(q, setting) if cand.acts(q) else 1.0 for q in self.queries])
 
     def variant(self, cand: Candidate, setting: Any, rule: int) -> np.ndarray:
         """Per-query nDCG@10 of ``cand`` at ``setting`` (``None``: today's rule) on top of rule setting ``rule``."""
         alpha = self.alphas[rule]
         if setting is None:
             return self.scores(alpha, None)
-        return self.scores(1 - (1 - alpha) * self.factors(cand, setting), cand.m(setting))
+        return self.scores(1 - (1 - alpha) * self.factors(cand, setting), cand.m(setting), cand, setting)
 
 
 def margins(values: np.ndarray, col: Collection) -> tuple[float, float]:
@@ -274,6 +351,51 @@ def by_cosine(col: Collection) -> dict[str, Any]:
             "at_least_0.8": float((cosine >= 0.8).mean())}
 
 
+Z_BANDS = (1.0, 2.0, 3.0)  # the lexical z-score bands the documents BM25 brings in are counted in
+
+
+def lexical_tail(col: Collection) -> dict[str, Any]:
+    """How heavy BM25's upper tail is over the questions' candidates and what the tail brings: the share of
+    questions whose best lexical z-score is 3 or more, the median skewness of BM25 over the candidates, the
+    default's top 10 documents the dense side ranks below 10 by the lexical z-score of the passage that brought
+    each in (``Z_BANDS``: ``[documents, relevant]`` per band), and the relevant documents of the dense top 10 that
+    the default drops, with the median lexical z-score of their best dense passage."""
+    p, rels = col.prepared, col.prepared.data.qrels
+    rows = [i for i, q in enumerate(col.queries) if q.question]
+    if not rows:
+        return {}
+    default_rule = col.rules.index(Fusion())
+    bands = [[0, 0] for _ in range(len(Z_BANDS) + 1)]
+    dropped: list[float] = []
+    for i in rows:
+        q, judged = col.queries[i], rels[col.qids[i]]
+        order = ranking(q, col.alphas[default_rule, i], None)
+        dense_docs = documents_all(p, q.pids[q.dense_order])
+        fused_top = documents(p, q.pids[order])
+        for doc, z_lex in first_passage(p, q, order).items():
+            if doc in fused_top and dense_docs[doc] >= TOP:
+                band = bands[int(np.searchsorted(Z_BANDS, z_lex, side="right"))]
+                band[0] += 1
+                band[1] += int(judged.get(doc, 0) > 0)
+        by_dense = first_passage(p, q, q.dense_order)
+        dropped += [by_dense[d] for d in documents(p, q.pids[q.dense_order])
+                    if judged.get(d, 0) > 0 and d not in fused_top]
+    skews = [float(np.mean(col.queries[i].lexical ** 3)) for i in rows]
+    return {"max_z_3": float(np.mean([col.queries[i].lexical.max() >= 3 for i in rows])),
+            "skew": float(np.median(skews)), "bands": bands, "dropped": len(dropped),
+            "dropped_z": float(np.median(dropped)) if dropped else None}
+
+
+def first_passage(p: Prepared, q: Query, order: np.ndarray) -> dict[str, float]:
+    """Each document's lexical z-score at its first passage in candidate order ``order``."""
+    out: dict[str, float] = {}
+    for row in order:
+        doc = p.doc_of.get(int(q.pids[row]))
+        if doc is not None and doc not in out:
+            out[doc] = float(q.lexical[row])
+    return out
+
+
 def documents_all(p: Prepared, pids: np.ndarray) -> dict[str, int]:
     """0-based rank of every document in a passage ranking."""
     out: dict[str, int] = {}
@@ -289,7 +411,10 @@ def main() -> None:
     ap.add_argument("--sets", default=SETS_OPTION)
     ap.add_argument("--precision", default="fp32")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--family", choices=FAMILIES, default="evidence",
+                    help="the per-query evidence for a smaller lexical weight, other normalisations, or both")
     args = ap.parse_args()
+    families = FAMILIES[args.family]
     cols = {f"{name} {split}": Collection(prepare(DATA / name, split, IndexConfig(precision=args.precision),
                                                   progress=lambda m: print(m, file=sys.stderr)))
             for name, split in parse_sets(args.sets)}
@@ -298,7 +423,8 @@ def main() -> None:
         if not np.array_equal(col.variant(CANDIDATES[0], None, default_rule), col.default):
             raise SystemExit(f"{name}: the tabulated curves do not reproduce the default's nDCG@10")
     out: dict[str, Any] = {"placement": {n: placement(c) for n, c in cols.items()},
-                           "by_cosine": {n: by_cosine(c) for n, c in cols.items()}, "wins_losses": {},
+                           "by_cosine": {n: by_cosine(c) for n, c in cols.items()},
+                           "lexical_tail": {n: lexical_tail(c) for n, c in cols.items()}, "wins_losses": {},
                            "per_collection": {}, "loco": {}}
     for n, c in cols.items():
         rows = {"default": c.default}
@@ -306,7 +432,7 @@ def main() -> None:
         out["wins_losses"][n] = {k: {"won": int((v > c.dense).sum()), "lost": int((v < c.dense).sum()),
                                      "gained": float((v - c.dense).clip(min=0).sum()),
                                      "given_up": float((c.dense - v).clip(min=0).sum())} for k, v in rows.items()}
-    for cand in (None, *CANDIDATES):
+    for cand in (None, *families):
         shown = [None] if cand is None else list(cand.shown)
         for s in shown:
             label = "default" if cand is None else f"{cand.name} {s}"
@@ -318,7 +444,7 @@ def main() -> None:
                 row[n] = {"ndcg": float(v.mean()), "change": change[0], "change_ci95": list(change[1:]),
                           "margin": mean, "lower": lo}
             out["per_collection"][label] = row
-    for cand in (None, *CANDIDATES):
+    for cand in (None, *families):
         label = "the rule alone (fusion_loco)" if cand is None else cand.name
         settings = [None] + ([] if cand is None else list(cand.settings))
         out["loco"][label] = loco(cols, cand or CANDIDATES[0], settings)
@@ -360,6 +486,15 @@ def report(out: dict[str, Any], names: list[str]) -> None:
           f"{b['median_cosine']:.3f}", "-" if b["median_cosine_long"] is None else
           f"{b['median_cosine_long']:.3f} ({b['long']})", f"{b['at_least_0.8']:.0%}"]
          for n, b in out["by_cosine"].items() if b]))
+    print()
+    bands = ["below 1", *(f"{a:g}-{b:g}" for a, b in itertools.pairwise(Z_BANDS)), f"{Z_BANDS[-1]:g} and more"]
+    print(markdown_table(
+        ["questions of", "best lexical z 3 or more", "median BM25 skewness",
+         *(f"brought in from below dense 10, lexical z {b}" for b in bands), "relevant dense top 10 dropped"],
+        [[n, f"{t['max_z_3']:.0%}", f"{t['skew']:.2f}", *(f"{d} ({r / d:.0%} relevant)" if d else "0"
+                                                          for d, r in t["bands"]),
+          f"{t['dropped']}" + ("" if t["dropped_z"] is None else f" (median lexical z {t['dropped_z']:+.2f})")]
+         for n, t in out["lexical_tail"].items() if t]))
     print()
     print(markdown_table(
         ["against dense alone", *names],
