@@ -37,9 +37,10 @@ class IndexConfig:
     pooling_params: dict[str, Any] = field(default_factory=dict)
     dimension: int = 0
     precision: str = "auto"
-    # Vector index: "flat" (exact), "ivf" (approximate), or "auto" (exact below ivf_threshold vectors).
+    # Vector index: "flat" (exact), "ivf" (approximate), or "auto" (exact below ivf_threshold vectors). None: the
+    # backend's own threshold (store/vector_policy.DEFAULT_THRESHOLDS), recorded as a number when the index is made.
     vector_index: str = "auto"
-    ivf_threshold: int = 200_000
+    ivf_threshold: int | None = None
     nprobe: int = 0  # 0: 7% of the lists, at least 32
     splitter: SplitterConfig = field(default_factory=SplitterConfig)
     # What the encoder sees of a passage: "section" puts its section path (its headings) on a line before it
@@ -72,6 +73,10 @@ class IndexConfig:
     def with_fusion(self, fusion: Fusion) -> IndexConfig:
         """A copy whose hybrid defaults are ``fusion``."""
         return replace(self, fusion=fusion)
+
+    def with_vectors(self, policy: VectorPolicy) -> IndexConfig:
+        """A copy with ``policy``'s threshold recorded (the backend's, where this config named none)."""
+        return replace(self, ivf_threshold=policy.threshold)
 
     def with_dimension(self, dimension: int) -> IndexConfig:
         """A copy with the encoder's dimension recorded."""

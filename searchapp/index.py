@@ -180,6 +180,8 @@ class Index:
             self._precision = check_precision(precision) if precision is not None else self.config.precision
             if not rows:
                 self._check_new()
+                # The threshold in force is stored, so a later default never changes a made index's plan.
+                self.config = self.config.with_vectors(self.stores.policy)
                 self.stores.put_settings(self.config.to_settings())
         except BaseException:
             # Nothing half-made stays behind: a bad setting never leaves an index that cannot be opened again.

@@ -59,10 +59,19 @@ class Stores(ABC):
     """An index's storage, kept in step. Writers call :meth:`writing` first; everything else may run in any
     thread of any process."""
 
-    # When the vector index is exact and when approximate; the index sets it once its settings are read.
-    policy: VectorPolicy
-    # The backend's name, as ``status`` shows it.
+    # The backend's name, as ``status`` shows it (and as vector_policy.DEFAULT_THRESHOLDS keys it).
     backend: str
+    _policy: VectorPolicy
+
+    @property
+    def policy(self) -> VectorPolicy:
+        """When the vector index is exact and when approximate; the index sets it once its settings are read."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: VectorPolicy) -> None:
+        # A policy naming no threshold gets this backend's: the one place a threshold is filled in.
+        self._policy = policy.for_backend(self.backend)
 
     # -- settings ------------------------------------------------------------------------------------------
 

@@ -4,12 +4,19 @@ folder; HNSW in PostgreSQL), and for IVF how many lists and how many of them a q
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from searchapp.errors import ConfigError
 from searchapp.types import MAX_WHOLE
 
 VECTOR_INDEXES = ("auto", "flat", "ivf")
+
+# From how many vectors an automatic index turns approximate when its settings name no threshold: about where each
+# backend's approximate index starts to pay on this kind of machine, measured. A folder's exact FAISS scan is fast
+# enough to 200,000 (docs/performance.md); PostgreSQL's exact scan reads whole rows, and HNSW answers faster from
+# 10,000 passages on (docs/postgres.md, "Exact scan against HNSW by size"), so it starts at 25,000, where a build
+# takes seconds.
+DEFAULT_THRESHOLDS: dict[str, int] = {"folder": 200_000, "postgresql": 25_000}
 
 
 def auto_nlist(n: int) -> int:
@@ -26,11 +33,11 @@ def auto_nprobe(nlist: int) -> int:
 @dataclass(frozen=True)
 class VectorPolicy:
     """``kind`` (the ``vector_index`` setting): ``flat`` (always exact), ``ivf`` (always approximate: IVF in a
-    folder, HNSW in PostgreSQL) or ``auto`` (exact below ``ivf_threshold`` vectors); ``nprobe`` 0 means
-    :func:`auto_nprobe`."""
+    folder, HNSW in PostgreSQL) or ``auto`` (exact below ``ivf_threshold`` vectors; ``None``: the backend's
+    :data:`DEFAULT_THRESHOLDS` entry, filled in by :meth:`for_backend`); ``nprobe`` 0 means :func:`auto_nprobe`."""
 
     kind: str = "auto"
-    ivf_threshold: int = 200_000
+    ivf_threshold: int | None = None
     nprobe: int = 0
 
     def __post_init__(self) -> None:
@@ -39,12 +46,27 @@ class VectorPolicy:
         # FAISS takes nprobe as a C int; the threshold is compared with counts (types.MAX_WHOLE bounds both).
         for name, value, lo, hi in (("ivf_threshold", self.ivf_threshold, 1, MAX_WHOLE),
                                     ("nprobe", self.nprobe, 0, 2**31 - 1)):
+            if value is None and name == "ivf_threshold":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 raise ConfigError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
 
+    def for_backend(self, backend: str) -> VectorPolicy:
+        """This policy with ``backend``'s default threshold where it names none."""
+        if self.ivf_threshold is not None:
+            return self
+        return replace(self, ivf_threshold=DEFAULT_THRESHOLDS[backend])
+
+    @property
+    def threshold(self) -> int:
+        """The threshold in force (a policy is resolved with :meth:`for_backend` before it is used)."""
+        if self.ivf_threshold is None:
+            raise ValueError("the vector policy's threshold is not resolved: call for_backend() first")
+        return self.ivf_threshold
+
     def approximate(self, n: int) -> bool:
         """Whether ``n`` vectors call for an approximate index."""
-        return self.kind == "ivf" or (self.kind == "auto" and n >= self.ivf_threshold)
+        return self.kind == "ivf" or (self.kind == "auto" and n >= self.threshold)
 
     def refit(self, approximate: bool, n: int, nlist: int | None = None) -> str | None:
         """What a vector index holding ``n`` vectors, approximate or exact, should become: ``"approximate"``
@@ -57,7 +79,7 @@ class VectorPolicy:
         """
         if not approximate:
             return "approximate" if n and self.approximate(n) else None
-        if self.kind == "flat" or (self.kind == "auto" and n < self.ivf_threshold // 2):
+        if self.kind == "flat" or (self.kind == "auto" and n < self.threshold // 2):
             return "exact"
         if nlist is not None and auto_nlist(n) >= 2 * nlist:
             return "retrain"
