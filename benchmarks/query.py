@@ -15,7 +15,7 @@ built index for later runs (building 1M passages takes minutes).
 --index URL measures a PostgreSQL index of the same corpus in the same run (built there if the schema is empty;
 the server's own process is not counted in the memory figures): keys prefixed postgresql_, with its build's
 stages (load, BM25 build, vector index build) and the server's versions; --pg-vector-index ivf gives that index
-HNSW at any size (exact below the threshold otherwise).
+HNSW at any size, flat an exact scan at any size (auto: exact below PostgreSQL's threshold, HNSW from it).
 """
 
 from __future__ import annotations
@@ -36,26 +36,54 @@ from _common import call_ms, key_values, machine, print_json
 from lexical import corpus, queries
 
 from searchapp import Index, IndexConfig
-from searchapp.store.vector_policy import auto_nprobe
+from searchapp.store.vector_policy import VECTOR_INDEXES, auto_nprobe
 from searchapp.types import Document, NewDocument, Span
 
 DIM = 384
 
 
 class StubEncoder:
-    """Random unit query vectors: query embedding is excluded from the latency figures."""
+    """Random unit query vectors, or the rows of ``fixed`` (float32 ``(q, d)``) in turn: query embedding is
+    excluded from the latency figures."""
 
     dimension = DIM
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, fixed: np.ndarray | None = None) -> None:
         self.rng = np.random.default_rng(seed)
+        self.fixed, self.next = fixed, 0
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+        if self.fixed is not None:
+            rows = [(self.next + i) % len(self.fixed) for i in range(len(texts))]
+            self.next += len(texts)
+            return self.fixed[rows]
         v = self.rng.standard_normal((len(texts), DIM)).astype(np.float32)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def fill(index: Index, n: int, seed: int) -> dict[str, float]:
+def real_like(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` passage vectors grown around SciFact's real ones as benchmarks/ann_recall.py grows them (float32
+    ``(n, 384)``) and ``k`` of SciFact's real queries embedded by the same model (float32 ``(k, 384)``): graph
+    search costs depend on the data (random vectors are its worst case), an exact scan's do not."""
+    from _common import DATA
+    from ann_recall import grow
+
+    from searchapp import Encoder
+    from searchapp.evaluate.beir import load_beir
+    from searchapp.evaluate.runner import index_path
+
+    path = index_path(DATA / "scifact", IndexConfig(precision="fp32"))
+    if not path.exists():
+        sys.exit(f"{path} missing: run searchapp eval ../shared/data/scifact --split train --precision fp32")
+    with Index(path) as ix:
+        _, vecs = ix.stores.vectors.vectors()
+    queries = list(load_beir(DATA / "scifact", "train").queries.values())[:k]
+    vecs = vecs.astype(np.float32)
+    vecs = grow(vecs, n, 0.5, seed) if n > len(vecs) else vecs[np.random.default_rng(seed).permutation(len(vecs))[:n]]
+    return vecs, Encoder(precision="fp32").encode(queries, truncate=True)
+
+
+def fill(index: Index, n: int, seed: int, vecs: np.ndarray | None = None) -> dict[str, float]:
     """The synthetic corpus written straight into the stores: the folder's database (its vector file is built
     from it afterwards) or, for any other backend, through the stores' own writes; for PostgreSQL, the seconds
     of the load, the BM25 index build after it and the rest of the flush (the HNSW build above the threshold)."""
@@ -63,7 +91,7 @@ def fill(index: Index, n: int, seed: int) -> dict[str, float]:
         times = {}
         with index.writing():
             t = time.perf_counter()
-            for batch in batches(n, seed):
+            for batch in batches(n, seed, vecs):
                 index.stores.write(remove=[], add=batch)
             times["load_s"] = time.perf_counter() - t
             t = time.perf_counter()
@@ -73,18 +101,22 @@ def fill(index: Index, n: int, seed: int) -> dict[str, float]:
             index.stores.flush()
             times["vector_index_build_s"] = time.perf_counter() - t
         return {k: round(v, 1) for k, v in times.items()}
-    for batch in batches(n, seed):
+    for batch in batches(n, seed, vecs):
         index.stores.write_rows(remove=[], add=batch)
     return {}
 
 
-def batches(n: int, seed: int) -> Iterator[list[NewDocument]]:
+def batches(n: int, seed: int, vecs: np.ndarray | None = None) -> Iterator[list[NewDocument]]:
+    """The synthetic passages, 5,000 a batch, each with a random unit vector or its row of ``vecs``."""
     rng = np.random.default_rng(seed)
     texts = corpus(n, 60, 50_000, seed)
     batch: list[NewDocument] = []
     for i, text in enumerate(texts):
-        v = rng.standard_normal((1, DIM)).astype(np.float32)
-        v /= np.linalg.norm(v)
+        if vecs is None:
+            v = rng.standard_normal((1, DIM)).astype(np.float32)
+            v /= np.linalg.norm(v)
+        else:
+            v = vecs[i : i + 1]
         batch.append(NewDocument(Document(f"/synthetic/{i}", "", text, 0.0, len(text), "0" * 64),
                                  [Span(0, len(text), 60)], v))
         if len(batch) == 5000:
@@ -108,11 +140,12 @@ def latencies(fn: Callable[[Any], object], items: list[Any]) -> tuple[float, flo
     return round(statistics.median(ms), 2), round(float(np.percentile(ms, 95)), 2)
 
 
-def measure(path: Path | str, n_queries: int, seed: int) -> dict[str, object]:
-    """Run in a fresh process: what a user's query process holds and how fast it answers."""
+def measure(path: Path | str, n_queries: int, seed: int, fixed: np.ndarray | None = None) -> dict[str, object]:
+    """Run in a fresh process: what a user's query process holds and how fast it answers (``fixed``: the query
+    vectors, else random ones)."""
     qs = queries(n_queries, 50_000, seed)
     out: dict[str, object] = {"rss_open_mb": 0.0}
-    with Index(path, encoder=StubEncoder(seed)) as ix:
+    with Index(path, encoder=StubEncoder(seed, fixed)) as ix:
         ix.search(qs[0], k=10, mode="lexical")
         out["rss_open_mb"] = round(rss_mb(), 1)
         if ix.stores.backend != "folder":  # nothing held in the process: the database answers
@@ -135,14 +168,14 @@ def measure(path: Path | str, n_queries: int, seed: int) -> dict[str, object]:
     return out
 
 
-def build(path: Path | str, n: int, seed: int, parts: dict[str, float] | None = None, vector_index: str = "auto"
-          ) -> float:
-    """Fill and save an index of ``n`` synthetic passages; seconds taken (``parts``: filled with the stages'
-    seconds where the backend has them)."""
+def build(path: Path | str, n: int, seed: int, parts: dict[str, float] | None = None, vector_index: str = "auto",
+          vecs: np.ndarray | None = None) -> float:
+    """Fill and save an index of ``n`` synthetic passages (with ``vecs`` as their vectors, else random ones);
+    seconds taken (``parts``: filled with the stages' seconds where the backend has them)."""
     t = time.perf_counter()
     config = IndexConfig(dimension=DIM, vector_index=vector_index)
     with Index(path, create=True, config=config, encoder=StubEncoder(seed)) as ix:
-        stages = fill(ix, n, seed)
+        stages = fill(ix, n, seed, vecs)
         if parts is not None:
             parts.update(stages)
         if ix.stores.backend != "folder":
@@ -197,21 +230,44 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--index", help="also a PostgreSQL index at this URL (built there if empty), measured in the same "
                     "run: postgresql+psycopg://USER@HOST/DB?schema=NAME")
-    ap.add_argument("--pg-vector-index", default="auto", choices=("auto", "ivf"),
-                    help="the PostgreSQL index's vector_index: ivf builds HNSW at any size")
+    ap.add_argument("--pg-vector-index", default="auto", choices=VECTOR_INDEXES,
+                    help="the PostgreSQL index's vector_index: ivf builds HNSW at any size, flat never")
+    ap.add_argument("--vectors", default="random", choices=("random", "scifact"),
+                    help="the passages' and queries' vectors: random unit ones, or grown around SciFact's real "
+                    "passage vectors with SciFact's real queries (needs its fp32 eval cache); use another "
+                    "--index-dir and schema for each")
     ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the fresh query process
+    ap.add_argument("--query-vectors", type=Path, help=argparse.SUPPRESS)  # internal: its query vectors (.npy)
     args = ap.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.measure, args.queries, args.seed)))
+        fixed = np.load(args.query_vectors) if args.query_vectors else None
+        print(json.dumps(measure(args.measure, args.queries, args.seed, fixed)))
         return
+    with tempfile.TemporaryDirectory() as scratch:
+        run_all(args, Path(scratch))
+
+
+def run_all(args: argparse.Namespace, scratch: Path) -> None:
+    """Build what is missing, measure each index in a fresh process, print the record."""
     record = machine()
+    vecs, extra = None, []
+    if args.vectors == "scifact":
+        vecs, qv = real_like(args.passages, args.queries, args.seed)
+        np.save(scratch / "queries.npy", qv)
+        extra = ["--query-vectors", str(scratch / "queries.npy")]
+
+    def measured(location: str) -> dict[str, object]:
+        run = subprocess.run([sys.executable, __file__, "--measure", location, "--queries", str(args.queries),
+                              "--seed", str(args.seed), *extra], capture_output=True, text=True, check=True)
+        return dict(json.loads(run.stdout))
+
     if args.index:
         from searchapp.store.locate import index_exists
 
         pg: dict[str, object] = {"build_s": None}
         if not index_exists(args.index):
             parts: dict[str, float] = {}
-            pg["build_s"] = round(build(args.index, args.passages, args.seed, parts, args.pg_vector_index), 1)
+            pg["build_s"] = round(build(args.index, args.passages, args.seed, parts, args.pg_vector_index, vecs), 1)
             pg.update(parts)
         with Index(args.index, encoder=StubEncoder(args.seed)) as ix:
             stats = ix.stats()
@@ -219,34 +275,29 @@ def main() -> None:
                 sys.exit(f"{args.index} holds another size: use another schema")
             pg["disk_mb"] = round(stats.disk_bytes / 2**20, 1)
             pg.update({k: v for k, v in stats.facts.items() if k.endswith("_version") or k == "vector_type"})
-        run = subprocess.run([sys.executable, __file__, "--measure", args.index, "--queries", str(args.queries),
-                              "--seed", str(args.seed)], capture_output=True, text=True, check=True)
-        pg.update(json.loads(run.stdout))
+        pg.update(measured(args.index))
     qs = queries(args.queries, 50_000, args.seed)
     out: dict[str, object] = {
         "machine": record, "passages": args.passages,
-        "queries": args.queries, "vectors": "synthetic (random unit, d=384)",
+        "queries": args.queries,
+        "vectors": "synthetic (random unit, d=384)" if vecs is None
+        else "grown around SciFact's real passage vectors (noise 0.5), SciFact's real queries",
         "raw_vectors_mb": round(args.passages * DIM * 4 / 2**20, 1),
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        path = args.index_dir or Path(tmp) / "ix"
-        if (path / "index.db").exists():
-            with Index(path, encoder=StubEncoder(args.seed)) as ix:
-                if ix.stores.counts()[1] != args.passages:
-                    sys.exit(f"{path} holds another size: remove it or choose another --index-dir")
-            out["build_s"] = None  # reused
-        else:
-            out["build_s"] = round(build(path, args.passages, args.seed), 1)
-            out["build_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
-        out["disk_mb"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
-        run = subprocess.run(
-            [sys.executable, __file__, "--measure", str(path), "--queries", str(args.queries), "--seed",
-             str(args.seed)], capture_output=True, text=True, check=True,
-        )
-        out.update(json.loads(run.stdout))
-        out["vectors_rss_mb"] = round(float(out["rss_vectors_loaded_mb"]) - float(out["rss_open_mb"]), 1)  # type: ignore[arg-type]
-        out["vectors_rss_ratio"] = round(float(out["vectors_rss_mb"]) / float(out["raw_vectors_mb"]), 3)  # type: ignore[arg-type]
-        out.update(faiss_exact(path, qs, args.seed))
+    path = args.index_dir or scratch / "ix"
+    if (path / "index.db").exists():
+        with Index(path, encoder=StubEncoder(args.seed)) as ix:
+            if ix.stores.counts()[1] != args.passages:
+                sys.exit(f"{path} holds another size: remove it or choose another --index-dir")
+        out["build_s"] = None  # reused
+    else:
+        out["build_s"] = round(build(path, args.passages, args.seed, vecs=vecs), 1)
+        out["build_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
+    out["disk_mb"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
+    out.update(measured(str(path)))
+    out["vectors_rss_mb"] = round(float(out["rss_vectors_loaded_mb"]) - float(out["rss_open_mb"]), 1)  # type: ignore[arg-type]
+    out["vectors_rss_ratio"] = round(float(out["vectors_rss_mb"]) / float(out["raw_vectors_mb"]), 3)  # type: ignore[arg-type]
+    out.update(faiss_exact(path, qs, args.seed))
     if args.index:
         out.update({f"postgresql_{k}": v for k, v in pg.items()})
     if args.passages <= args.bm25_max:
