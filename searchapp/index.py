@@ -170,6 +170,8 @@ class Index:
             if rows:
                 self.config = IndexConfig.from_settings(rows)
                 self.stores.policy = self.config.vectors
+                # Settings from before the threshold was stored name none: the backend's is the one in force.
+                self.config = self.config.with_vectors(self.stores.policy)
                 if config is not None:
                     self.config.check_encoder(config.model, config.pooling, config.pooling_params)
                     if config.splitter != self.config.splitter:

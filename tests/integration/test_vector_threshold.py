@@ -38,3 +38,13 @@ def test_a_threshold_given_is_kept_on_every_backend(index_at, index_location: st
         assert ix.stats().to_dict()["ivf_threshold"] == 150
     with pytest.raises(ConfigError, match="ivf_threshold=150"):
         Index.open_or_create(index_location, ivf_threshold=300)
+
+
+def test_an_index_whose_settings_name_no_threshold_shows_its_backends(  # type: ignore[no-untyped-def]
+    backend: str, index_at, index_location: str
+) -> None:
+    ix = index_at()
+    ix.stores.put_settings({"ivf_threshold": "null"})  # as settings from before the threshold was stored read
+    ix.close()
+    with Index(index_location) as again:
+        assert again.stats().to_dict()["ivf_threshold"] == DEFAULT_THRESHOLDS[backend]
