@@ -170,20 +170,19 @@ class Index:
             if rows:
                 self.config = IndexConfig.from_settings(rows)
                 self.stores.policy = self.config.vectors
-                # Settings from before the threshold was stored name none: the backend's is the one in force.
-                self.config = self.config.with_vectors(self.stores.policy)
                 if config is not None:
                     self.config.check_encoder(config.model, config.pooling, config.pooling_params)
                     if config.splitter != self.config.splitter:
                         raise ConfigError(
                             f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
                         )
+            # The threshold in force, the backend's where the settings name none: stored with a new index, so a later
+            # default never changes a made index's plan.
+            self.config = self.config.with_vectors(self.stores.policy)
             # Runtime knobs of this process's encoder; the stored precision is the default.
             self._precision = check_precision(precision) if precision is not None else self.config.precision
             if not rows:
                 self._check_new()
-                # The threshold in force is stored, so a later default never changes a made index's plan.
-                self.config = self.config.with_vectors(self.stores.policy)
                 self.stores.put_settings(self.config.to_settings())
         except BaseException:
             # Nothing half-made stays behind: a bad setting never leaves an index that cannot be opened again.
