@@ -19,6 +19,32 @@ if TYPE_CHECKING:
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+# The CPU flags the suite runs under (``pytest --cpu-flags``), never the machine's own: behaviour that follows the
+# flags (``precision auto``, who embeds bf16 passages) is then the same on every CPU the suite runs on. Handed to
+# searchapp (and to every process a test starts) as ``SEARCHAPP_CPU_FLAGS``.
+CPU_FLAG_SETS = {
+    "no-bf16": "fpu sse sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c",  # most laptops and cloud CPUs (AVX2)
+    "bf16": "fpu sse sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_bf16 amx_tile amx_bf16",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-flags", choices=sorted(CPU_FLAG_SETS), default="no-bf16",
+                     help="the CPU class the suite runs as: no-bf16 (AVX2, the default) or bf16 (AMX / AVX-512 bf16)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import os
+
+    from searchapp.encode import precision
+
+    os.environ[precision.CPU_FLAGS_ENV] = CPU_FLAG_SETS[config.getoption("--cpu-flags")]
+    precision.native_bf16.cache_clear()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"cpu flags given: {config.getoption('--cpu-flags')} (not this machine's)"
+
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,6 +53,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("SEARCHAPP_INDEX", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the cache under this test's home (paths.cache_root)
     # Queries embed with torch unless a test asks for the ONNX path (tests/integration/test_onnx_encoder.py):
     # with a home per test, every test would otherwise export the model's graph again.
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")

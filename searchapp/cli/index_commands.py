@@ -325,20 +325,24 @@ def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:
 
 def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
     """Documents, passages, encoder and size of an index."""
+    from searchapp.encode.graph_cache import usage
     from searchapp.index import Index
+    from searchapp.paths import cache_root
 
     with errors(), Index(index) as ix:
         stats = ix.stats()
+    # This machine's cache (exported graphs, unpacked models, evaluation indexes), not the index's: the CLI's alone.
+    found = {"cache_dir": str(cache_root()), "cache_bytes": usage()["total"]}
     if as_json:
-        emit_json(stats.to_dict())
+        emit_json({**stats.to_dict(), **found})
         return
-    for key, value in stats.to_dict().items():
+    for key, value in {**stats.to_dict(), **found}.items():
         if key == "warnings":
             for warning in value:  # type: ignore[attr-defined]
                 say(f"{'warning':>15}: {warning}")
             continue
-        shown = human_size(int(value)) if key == "disk_bytes" and isinstance(value, int) else value
-        say(f"{key:>15}: {shown}")
+        sized = key in ("disk_bytes", "cache_bytes") and isinstance(value, int)
+        say(f"{key:>15}: {human_size(int(value)) if sized else value}")
 
 
 def remove(

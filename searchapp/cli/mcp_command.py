@@ -18,6 +18,7 @@ from searchapp.cli.serve_command import (
     warn_if_exposed,
 )
 from searchapp.errors import SearchappError
+from searchapp.extras import missing
 
 TRANSPORTS = ("stdio", "http")
 
@@ -55,9 +56,7 @@ def mcp(
 
             from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server, run_stdio
         except ImportError as exc:
-            raise SearchappError(
-                f"mcp needs the mcp extra ({exc.name} is missing): pip install 'searchapp[mcp]'"
-            ) from exc
+            raise missing("mcp", "mcp", exc) from exc
         sock = None
         if transport == "http":
             warn_if_exposed(host, api_key)

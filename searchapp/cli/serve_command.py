@@ -16,6 +16,7 @@ import typer
 from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, display_path, errors, say
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError
+from searchapp.extras import missing
 from searchapp.query.options import MAX_FILE_MB
 
 if TYPE_CHECKING:
@@ -139,9 +140,7 @@ def serve(
 
             from searchapp.server.app import create_app
         except ImportError as exc:
-            raise SearchappError(
-                f"serve needs the server extra ({exc.name} is missing): pip install 'searchapp[server]'"
-            ) from exc
+            raise missing("server", "serve", exc) from exc
         from searchapp.encode.device import usable
 
         device = usable(device)  # before the port is bound or anything is announced

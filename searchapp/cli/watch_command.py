@@ -17,7 +17,8 @@ import typer
 from searchapp.cli import common
 from searchapp.cli.common import display_path, errors, say
 from searchapp.cli.index_commands import embedding_progress, open_for_ingest, summary_line, warn_failures
-from searchapp.errors import ConfigError, SearchappError
+from searchapp.errors import ConfigError
+from searchapp.extras import missing
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -63,8 +64,7 @@ def watcher(
     try:
         import watchfiles  # noqa: F401  (imported by the watcher's thread; missing, it is one line here)
     except ImportError as exc:  # pragma: no cover - without the extra
-        raise SearchappError(f"watching needs the watch extra ({exc.name} is missing): "
-                             "pip install 'searchapp[watch]'") from exc
+        raise missing("watch", "watching", exc) from exc
     from searchapp.ingest.watch import Watcher, WatchSettings
 
     settings = WatchSettings(debounce=debounce, poll=poll)

@@ -5,7 +5,8 @@ Importing torch and loading the model through transformers costs seconds before 
 can embed its question; ONNX Runtime loads the same weights in a fraction of that and embeds a short question
 in a few milliseconds (docs/performance.md). The graph is exported from the bundled (or local) weights, never
 downloaded: on the first ingest or query that needs it, by a process that has torch anyway, into
-``<cache>/onnx/`` under a fingerprint of the model's files, so a changed model is exported again.
+``<cache>/onnx/`` under a key of the model files' contents and the exporting tools' versions
+(encode/graph_cache.py), so a changed model is exported again and installs of the same one share the graph.
 
 The graph is exported with the model's plain ("eager") attention and then fused by ONNX Runtime's transformer
 optimizer (an Attention, two SkipLayerNormalization and a BiasGelu node a layer): the exporter's scaled-dot-product
@@ -19,7 +20,6 @@ layers, SBERT-WK) keeps the torch encoder. Vectors equal the torch fp32 path's t
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from pathlib import Path
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from searchapp.encode.catalog import canonical_name, model_dir, model_max_tokens
+from searchapp.encode.catalog import canonical_name, model_max_tokens
+from searchapp.encode.graph_cache import derived_path, remove_replaced
 from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
 from searchapp.errors import ModelLoadError
-from searchapp.paths import cache_root
 
 ONNX_POOLINGS = ("mean", "cls", "max")
 # Set to 0 to embed queries and fp32 ingests with torch even where an exported graph exists.
@@ -38,6 +38,9 @@ ENV_SWITCH = "SEARCHAPP_ONNX"
 _BATCH = 32
 # Part of the graph's file name: a change to how graphs are exported or fused makes every cached one stale.
 _RECIPE = "eager-fused-1"
+OPSET = 17
+# What writes the graph: torch's exporter, onnx, and ONNX Runtime's optimizer (the fusions).
+EXPORT_TOOLS = ("torch", "onnx", "onnxruntime")
 _EXPORT_LOCK = threading.Lock()
 
 
@@ -54,16 +57,10 @@ def runtime_available() -> bool:
 
 
 def graph_path(model: str) -> Path:
-    """Where the exported graph of ``model`` lives: named by a fingerprint of the model folder's files (names,
-    sizes, modification times), so replaced weights are exported again."""
-    folder = model_dir(model)
-    h = hashlib.sha256(f"{_RECIPE}:{folder.resolve()}".encode())
-    for f in sorted(folder.iterdir()):
-        if f.is_file():
-            st = f.stat()
-            h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(canonical_name(model)).name)
-    return cache_root() / "onnx" / f"{name}-{h.hexdigest()[:16]}.onnx"
+    """Where the exported graph of ``model`` lives: ``<cache>/onnx/``, named by the model files' contents, the
+    export recipe and the versions of torch, onnx and ONNX Runtime (encode/graph_cache.py), so changed weights or
+    tools export again and two installs of the same ones share the file."""
+    return derived_path(model, "onnx", f"{_RECIPE}:opset{OPSET}", EXPORT_TOOLS, ".onnx")
 
 
 def export(model: str) -> Path:
@@ -91,7 +88,7 @@ def export(model: str) -> Path:
                 warnings.simplefilter("ignore")  # the exporter's notes on operators it rewrites
                 torch.onnx.export(
                     module, args, str(tmp), dynamo=False, input_names=names,
-                    output_names=["last_hidden_state"], opset_version=17,
+                    output_names=["last_hidden_state"], opset_version=OPSET,
                     dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
                 )
             _fuse(tmp, heads=int(tm.model.config.num_attention_heads), hidden=tm.dimension)
@@ -99,6 +96,7 @@ def export(model: str) -> Path:
         except Exception as exc:  # the exporter raises many kinds; a failed export must not break ingest
             tmp.unlink(missing_ok=True)
             raise ModelLoadError(f"{model}: cannot export the model to ONNX: {exc}") from exc
+        remove_replaced(target)
     return target
 
 

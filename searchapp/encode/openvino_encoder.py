@@ -5,8 +5,9 @@ passages of every bf16 index, which is what ``auto`` gives on such a CPU (``SEAR
 On this project's CPU (Xeon with AMX) OpenVINO's bf16 graph ran the forward pass 3x faster than torch fp32 and
 about 2x faster than torch's own bf16 autocast, with the same vectors as torch bf16 to a cosine of 0.99997
 (benchmarks/cpu_paths.py, docs/performance.md). The model is converted once from the local weights by a process
-that has torch anyway (an ingest) into ``<cache>/openvino/`` under the fingerprint of the model's files (as the
-ONNX graph is), then read without torch. Only last-layer poolings (mean, CLS, max) run here.
+that has torch anyway (an ingest) into ``<cache>/openvino/`` under a key of the model files' contents and the
+converting tools' versions (as the ONNX graph is), then read without torch. Only last-layer poolings (mean, CLS,
+max) run here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from searchapp.encode.onnx_encoder import GraphEncoder, can_run, graph_path
+from searchapp.encode.graph_cache import derived_path, remove_replaced
+from searchapp.encode.onnx_encoder import GraphEncoder, can_run
 from searchapp.errors import ModelLoadError
 
 # 0 to ingest bf16 indexes with torch even where OpenVINO is installed. On by default: its dense nDCG@10 is within
@@ -27,6 +29,9 @@ from searchapp.errors import ModelLoadError
 ENV_SWITCH = "SEARCHAPP_OPENVINO"
 DEFAULT = "1"
 _BATCH = 32
+_RECIPE = "eager-last-layer-1"
+# What writes the converted model: torch's tracer and OpenVINO's converter.
+CONVERT_TOOLS = ("torch", "openvino")
 _EXPORT_LOCK = threading.Lock()
 
 
@@ -46,9 +51,9 @@ def available(pooling: str, params: dict[str, Any]) -> bool:
 
 
 def ir_path(model: str) -> Path:
-    """Where the converted model lives: beside the ONNX graph's folder, under the same fingerprint."""
-    onnx = graph_path(model)
-    return onnx.parent.parent / "openvino" / onnx.with_suffix(".xml").name
+    """Where the converted model lives: ``<cache>/openvino/``, named by the model files' contents and the versions
+    of torch and OpenVINO (encode/graph_cache.py), as the ONNX graph is."""
+    return derived_path(model, "openvino", _RECIPE, CONVERT_TOOLS, ".xml")
 
 
 def convert(model: str) -> Path:
@@ -82,6 +87,7 @@ def convert(model: str) -> Path:
             tmp.unlink(missing_ok=True)
             tmp.with_suffix(".bin").unlink(missing_ok=True)
             raise ModelLoadError(f"{model}: cannot convert the model for OpenVINO: {exc}") from exc
+        remove_replaced(target)
     return target
 
 

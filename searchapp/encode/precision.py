@@ -6,10 +6,15 @@ bf16 where the GPU supports it, else fp16.
 bf16 is chosen where the CPU has bf16 dot-product instructions (``avx512_bf16`` or ``amx_bf16``); there the
 forward pass is 1.7x faster and nDCG@10 moves by at most 0.0023 (docs/performance.md). A CPU without them would
 emulate bf16, slower than fp32, and any CPU whose flags cannot be read (not Linux) gets fp32.
+
+``SEARCHAPP_CPU_FLAGS`` (space-separated flag names) stands in for the machine's flags: the test suite runs with
+the flags it gives (``pytest --cpu-flags``), never the machine's own, and a user can ask for the choice another
+CPU class would get.
 """
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,6 +25,7 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 CPU_PRECISIONS = ("fp32", "bf16")
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 CPUINFO = Path("/proc/cpuinfo")
+CPU_FLAGS_ENV = "SEARCHAPP_CPU_FLAGS"
 
 
 def check_precision(name: str) -> str:
@@ -30,7 +36,11 @@ def check_precision(name: str) -> str:
 
 
 def cpu_flags() -> frozenset[str]:
-    """The instruction-set flags of this machine's first CPU (empty where ``/proc/cpuinfo`` cannot be read)."""
+    """The instruction-set flags of this machine's first CPU (empty where ``/proc/cpuinfo`` cannot be read), or
+    those ``SEARCHAPP_CPU_FLAGS`` names where it is set."""
+    given = os.environ.get(CPU_FLAGS_ENV)
+    if given is not None:
+        return frozenset(given.split())
     try:
         with CPUINFO.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:

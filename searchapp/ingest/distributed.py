@@ -28,6 +28,7 @@ import numpy as np
 
 from searchapp.encode.spec import EncoderSpec
 from searchapp.errors import ConfigError
+from searchapp.extras import missing
 from searchapp.ingest.pipeline import Prepared, Task, prepare
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import SplitterConfig
@@ -161,7 +162,7 @@ def connect(options: RayOptions) -> None:
         import ray
         import ray.data  # noqa: F401 - the data extra's presence is checked here, before any work
     except ImportError as exc:
-        raise ConfigError("--workers ray needs the ray extra: pip install 'searchapp[ray]'") from exc
+        raise missing("ray", "--workers ray", exc) from exc
     # Off unless the user says otherwise: no usage report leaves the machine from a cluster started here.
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if not ray.is_initialized():

@@ -64,6 +64,7 @@ from searchapp.errors import (
     SchemaError,
     StorageError,
 )
+from searchapp.extras import missing
 from searchapp.filters import Filter
 from searchapp.store import schema as migrations
 from searchapp.store.base import Reader, Stores
@@ -319,7 +320,7 @@ class PostgresStores(Records, Stores):
         try:
             import psycopg  # noqa: F401 - only to say what is missing before SQLAlchemy does
         except ImportError as exc:
-            raise ConfigError("PostgreSQL indexes need the postgres extra: pip install 'searchapp[postgres]'") from exc
+            raise missing("postgres", "PostgreSQL indexes", exc) from exc
         # Every connection resolves our tables in this index's schema, the extensions' in public.
         options = {"options": f'-csearch_path="{self.schema}",public'}
         size = pool_size_of(location)

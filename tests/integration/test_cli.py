@@ -71,6 +71,10 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
 
     assert stats["vectors_precision"] == resolve("auto")
     assert stats["vectors_encoder"] == "torch"  # the suite's ONNX and OpenVINO paths are off (conftest)
+    # This machine's cache, under the test's home: where the exported graphs go, and how big they are.
+    assert stats["cache_dir"] == str(Path.home() / ".cache" / "searchapp")
+    assert stats["cache_bytes"] == sum(f.stat().st_size for f in Path(stats["cache_dir"]).rglob("*") if f.is_file())
+    assert "cache_dir: " in runner.invoke(app, ["status"]).stdout
 
     res = runner.invoke(app, ["ingest", "docs"])
     assert res.exit_code == 0

@@ -1,11 +1,11 @@
-"""Schema migrations: from an empty database, refusal of a newer schema, shipped inside the wheel."""
+"""Schema migrations: from an empty database, refusal of a newer schema (shipped inside the wheel:
+tests/integration/test_wheel.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -53,23 +53,6 @@ def test_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="newer searchapp"):
         Database(tmp_path / "x.db")
     engine.dispose()
-
-
-@pytest.mark.slow
-def test_wheel_ships_migrations_and_the_search_page(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-         str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    wheel = next(tmp_path.glob("searchapp-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
-    assert "searchapp/migrations/env.py" in names
-    assert "searchapp/migrations/versions/0001_initial.py" in names
-    assert "searchapp/migrations/script.py.mako" in names
-    page = {f"searchapp/server/static/{name}" for name in ("index.html", "app.js", "app.css", "icon.svg")}
-    assert page <= names, page - names
 
 
 def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_data(

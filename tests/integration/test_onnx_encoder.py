@@ -104,14 +104,25 @@ def test_eval_scores_are_unchanged_through_onnx(onnx_on: Path, tmp_path: Path, m
         assert fast[mode] == pytest.approx(slow[mode], abs=1e-9), mode
 
 
-def test_ingest_exports_the_graph_for_later_queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("cpu", ["no-bf16", "bf16"])
+def test_ingest_exports_the_graph_for_later_queries(cpu: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whichever encoder embeds the passages (the graph itself for fp32 on a CPU without bf16, torch for bf16),
+    an ingest leaves the graph behind for the queries that follow."""
+    from searchapp.encode import precision
+    from tests.conftest import CPU_FLAG_SETS
+
+    monkeypatch.setenv(precision.CPU_FLAGS_ENV, CPU_FLAG_SETS[cpu])
+    precision.native_bf16.cache_clear()
     monkeypatch.setenv("SEARCHAPP_CACHE", str(tmp_path / "fresh-cache"))
     monkeypatch.setenv("SEARCHAPP_ONNX", "1")
-    with Index(tmp_path / "ix", create=True) as ix:
+    try:
         assert not graph_path("all-MiniLM-L6-v2").exists()
-        ix.add_texts(["a text to embed"], ids=["t"])
-        assert graph_path("all-MiniLM-L6-v2").exists()
-        assert isinstance(ix._query_encoder(), OnnxEncoder)
+        with Index(tmp_path / "ix", create=True) as ix:
+            ix.add_texts(["a text to embed"], ids=["t"])
+            assert graph_path("all-MiniLM-L6-v2").exists()
+            assert isinstance(ix._query_encoder(), OnnxEncoder)
+    finally:
+        precision.native_bf16.cache_clear()
 
 
 def test_the_exported_graph_is_fused(onnx_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

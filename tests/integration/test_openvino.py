@@ -4,6 +4,7 @@ itself, without OpenVINO: tests/unit/test_openvino_choice.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +13,21 @@ import pytest
 pytest.importorskip("openvino")
 
 from searchapp import Encoder, Index  # noqa: E402
-from searchapp.encode.precision import native_bf16  # noqa: E402
+from searchapp.encode import precision  # noqa: E402
 from searchapp.encode.spec import EncoderSpec, backend_of  # noqa: E402
 from tests.model_cache import filled_cache  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not native_bf16(), reason="this CPU has no bf16 instructions: OpenVINO is not used")
+
+@pytest.fixture(autouse=True)
+def bf16_cpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """These tests run as a CPU with bf16 instructions, whatever this one has (``--cpu-flags`` aside): the choice
+    follows the flags given, and OpenVINO runs its bf16 hint on any CPU (in fp32 where the CPU lacks bf16)."""
+    from tests.conftest import CPU_FLAG_SETS
+
+    monkeypatch.setenv(precision.CPU_FLAGS_ENV, CPU_FLAG_SETS["bf16"])
+    precision.native_bf16.cache_clear()
+    yield
+    precision.native_bf16.cache_clear()
 
 TEXTS = [
     "Rotate the signing keys before the audit.",

@@ -1,6 +1,6 @@
 """Who embeds a bf16 index's passages: OpenVINO where the CPU's flags say bf16 is native and the package is
 installed (``auto`` there), unless ``SEARCHAPP_OPENVINO=0``; torch otherwise. The flags are a stand-in
-``/proc/cpuinfo`` and the package's presence is faked, so these run without OpenVINO; no model is loaded (the
+(``SEARCHAPP_CPU_FLAGS``) and the package's presence is faked, so these run without OpenVINO; no model is loaded (the
 backends' encoders are stand-ins). And a cache of evaluated vectors is keyed by the backend family that embedded
 them, so a torch bf16 cache is never read back as OpenVINO's."""
 
@@ -26,15 +26,13 @@ NO_BF16 = "fpu sse avx2 avx512f avx512bw"
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
     """A machine whose CPU flags (``flags``) and installed OpenVINO (``installed``) a test sets; the OpenVINO
     switch left at its default, ONNX off, and the encoders stand-ins."""
-    info = tmp_path / "cpuinfo"
     state: dict[str, object] = {"installed": True}
 
     def set_flags(flags: str) -> None:
-        info.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+        monkeypatch.setenv(precision.CPU_FLAGS_ENV, flags)
         precision.native_bf16.cache_clear()
 
     state["flags"] = set_flags
-    monkeypatch.setattr(precision, "CPUINFO", info)
     monkeypatch.delenv(openvino_encoder.ENV_SWITCH, raising=False)  # the default, not the test suite's
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     monkeypatch.setattr(openvino_encoder, "installed", lambda: bool(state["installed"]))

@@ -12,6 +12,7 @@ from searchapp.encode import precision
 
 
 def test_auto_follows_the_cpu_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(precision.CPU_FLAGS_ENV)  # the machine's /proc/cpuinfo, here a stand-in
     info = tmp_path / "cpuinfo"
     monkeypatch.setattr(precision, "CPUINFO", info)
     for flags, expected in (("fpu sse avx2 avx512f avx512bw", "fp32"), ("fpu avx2 avx512f avx512_bf16", "bf16"),
@@ -50,3 +51,17 @@ def test_auto_resolves_identically_under_a_busy_cpu() -> None:
         precision.native_bf16.cache_clear()
     assert len(set(answers)) == 1
     assert answers[0] == ("bf16" if precision.NATIVE_BF16_FLAGS & precision.cpu_flags() else "fp32")
+
+
+def test_flags_given_stand_in_for_the_machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SEARCHAPP_CPU_FLAGS`` wins over ``/proc/cpuinfo`` both ways, so the suite (and a user) can decide as
+    another CPU class would."""
+    info = tmp_path / "cpuinfo"
+    monkeypatch.setattr(precision, "CPUINFO", info)
+    for machine, given, expected in (("fpu avx2 amx_bf16", "fpu avx2", "fp32"),
+                                     ("fpu avx2", "fpu avx512_bf16", "bf16")):
+        info.write_text(f"processor\t: 0\nflags\t\t: {machine}\n")
+        monkeypatch.setenv(precision.CPU_FLAGS_ENV, given)
+        precision.native_bf16.cache_clear()
+        assert precision.resolve("auto") == expected, (machine, given)
+    precision.native_bf16.cache_clear()
