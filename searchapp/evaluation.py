@@ -16,6 +16,7 @@ from searchapp.evaluate.beir import load_beir
 from searchapp.evaluate.known_items import KnownItems, read_questions
 from searchapp.evaluate.runner import Prepared, collect, index_path
 from searchapp.index import Index
+from searchapp.ingest.files import is_under
 from searchapp.ingest.pipeline import IngestSummary, Progress, check_root
 from searchapp.query.fusion import Fusion
 from searchapp.store.locate import display
@@ -110,8 +111,9 @@ def prepare_folder(
 def _relative(key: str, root: str) -> str:
     """A document's key as a questions file names it: its path relative to ``root``, ``/``-separated (a key from
     elsewhere in a shared index as it is)."""
-    rel = os.path.relpath(key, root) if os.path.isabs(key) else key
-    return key if rel == ".." or rel.startswith(".." + os.sep) else Path(rel).as_posix()
+    if not os.path.isabs(key):
+        return Path(key).as_posix()
+    return Path(os.path.relpath(key, root)).as_posix() if is_under(key, root) else key
 
 
 def _check_indexed(items: KnownItems, questions: Path, indexed: set[str], summary: IngestSummary, root: str) -> None:

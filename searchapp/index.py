@@ -28,6 +28,7 @@ from searchapp.errors import ConfigError, DocumentNotFoundError, ReadOnlyError
 from searchapp.filters import METADATA_KEY
 from searchapp.ids import check_text_id
 from searchapp.ingest.distributed import check_workers
+from searchapp.ingest.files import is_under
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
@@ -484,8 +485,8 @@ class Index:
                 own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
                 folders = {given, os.path.realpath(target)}
                 for key, doc in stored.items():
-                    if doc.source == "file" and (key in own or any(key.startswith(f.rstrip(os.sep) + os.sep)
-                                                                   for f in folders)):
+                    # Under a folder, not the folder: a link's target is not the link (``own`` holds its path).
+                    if doc.source == "file" and (key in own or any(key != f and is_under(key, f) for f in folders)):
                         doomed[key] = doc.id
             if doomed:
                 self.stores.write(remove=sorted(doomed.values()), add=[])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from searchapp.errors import LoadError
-from searchapp.ingest.loaders import load_document
+from searchapp.ingest.formats.load import load_document
 
 
 def reason(path: Path) -> str:

@@ -1,7 +1,3 @@
-"""Turning files on disk into documents.
-
-Importing the package registers every loader: loaders.py's own and those of packaged.py (PPTX, ODT/ODP, EPUB),
-which builds on loaders.py and so is imported here rather than by it (no import circle).
-"""
-
-from searchapp.ingest import packaged as packaged
+"""Turning files on disk into documents: the files found (``files.py``), each read by its format
+(``formats/``), split (``splitter.py``) and given its sections (``sections.py``), then embedded and committed
+(``pipeline.py``; on Ray, ``distributed.py``); folders followed as they change (``watch.py``)."""

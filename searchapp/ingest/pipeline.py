@@ -14,15 +14,9 @@ from typing import Any
 import numpy as np
 
 from searchapp.errors import ConfigError, LoadError, SearchappError
-from searchapp.ingest.loaders import (
-    MAX_FILE_BYTES,
-    Scope,
-    load_document,
-    loader_for,
-    selected,
-    supported_suffixes,
-    walk,
-)
+from searchapp.ingest.files import Scope, is_under, walk, walk_picks
+from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
+from searchapp.ingest.formats.registry import format_for, supported_suffixes
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
@@ -155,7 +149,7 @@ def check_root(root: Path) -> None:
         raise SearchappError(
             f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
         )
-    if root.is_file() and loader_for(root) is None:
+    if root.is_file() and format_for(root) is None:
         # Named explicitly, not met in a walk: skipping it silently would report "added 0" as a success.
         raise ConfigError(f"{root}: unsupported file type '{root.suffix or root.name}' (supported: "
                           f"{', '.join(supported_suffixes())})")
@@ -167,19 +161,6 @@ class _Pending:
     spans: Sequence[Span]
     replaces: int | None  # id of the stored version this document replaces
     vectors: np.ndarray | None = None  # float32 (len(spans), d), when a worker embedded it already
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _in_scope(path: str, root: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
-    """Whether this run's walk would have picked ``path`` had it existed: only such documents are removed when
-    missing, so ``--include '*.pdf'`` never drops the other documents ingested from the same folder."""
-    if path == root:
-        return True
-    relative = Path(os.path.relpath(path, root)).as_posix()
-    return selected(relative, Path(path).name, include, exclude)
 
 
 class Ingest:
@@ -254,8 +235,10 @@ class Ingest:
         gone = [
             doc.id
             for key, doc in stored.items()
-            if doc.source == "file" and key not in seen and _under(key, root_key)
-            and _in_scope(key, root_key, include, exclude) and (scope is None or scope.covers(key))
+            # Only what this run's walk would have picked is removed when missing: `--include '*.pdf'` never
+            # drops the other documents ingested from the same folder.
+            if doc.source == "file" and key not in seen and is_under(key, root_key)
+            and walk_picks(key, root_key, include, exclude) and (scope is None or scope.covers(key))
         ] + self.gone
         if gone:
             self.stores.write(remove=gone, add=[])
@@ -304,7 +287,7 @@ class Ingest:
 
         files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
                           on_skip=self._fail, skipped=self.summary.skipped, within=within))
-        seen: set[str] = {key for key in stored for folder in unlisted if _under(key, folder)}
+        seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
         for path in files:
             key = str(path.absolute())

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.errors import ConfigError, SearchappError
+from searchapp.ingest.files import is_under
 from searchapp.ingest.pipeline import IngestSummary
 
 # A write session: sync(folder, paths) brings the index in line with the files at or under ``paths`` (all of
@@ -154,14 +155,13 @@ class Watcher:
     def _wanted(self, path: str) -> list[Path]:
         """The watched folders ``path`` belongs to, unless it is hidden in them (never indexed: git's own churn
         in ``.git``, an editor's hidden temporary file) or inside an ignored folder."""
-        if any(path == p or path.startswith(p.rstrip(os.sep) + os.sep) for p in self.ignore):
+        if any(is_under(path, p) for p in self.ignore):
             return []
         found = []
         for folder in self.folders:
             base = str(folder)
-            if path == base or path.startswith(base.rstrip(os.sep) + os.sep):
-                if not _hidden(os.path.relpath(path, base)):
-                    found.append(folder)
+            if is_under(path, base) and not _hidden(os.path.relpath(path, base)):
+                found.append(folder)
         return found
 
     def run(self) -> None:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-import searchapp.ingest.loaders as loaders
 from searchapp import Index, IndexConfig, LoadError
 from searchapp.cli import app
+from searchapp.ingest.formats import registry, zipped
+from searchapp.ingest.formats.load import load_document
 
 
 def open_index(tmp_path: Path, encoder) -> Index:  # type: ignore[no-untyped-def]
@@ -45,13 +47,13 @@ def docx_bytes(text: str, padding: int = 0) -> bytes:
 
 def test_a_docx_that_decompresses_to_too_much_is_refused_before_parsing(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.docx"
-    bomb.write_bytes(docx_bytes("harmless looking text", padding=loaders.MAX_ZIP_BYTES + 2**20))
+    bomb.write_bytes(docx_bytes("harmless looking text", padding=zipped.MAX_ZIP_BYTES + 2**20))
     assert bomb.stat().st_size < 2**20  # under a megabyte on disk
     with pytest.raises(LoadError, match="decompresses to 6[56] MB, over the 64 MB allowed"):
-        loaders.load_document(bomb)
+        load_document(bomb)
     fine = tmp_path / "fine.docx"
     fine.write_bytes(docx_bytes("a normal document"))
-    assert loaders.load_document(fine).text.strip() == "a normal document"
+    assert load_document(fine).text.strip() == "a normal document"
 
 
 def test_a_large_file_is_skipped_before_it_is_read_and_the_rest_is_ingested(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -72,16 +74,16 @@ def test_running_out_of_memory_on_one_file_is_that_files_warning(tmp_path: Path,
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nsome markdown text")
     (docs / "b.txt").write_text("plain text about keys")
-    real = loaders._REGISTRY[".md"]
+    real = registry.FORMATS[".md"]
 
     def exhausted(path, data):  # type: ignore[no-untyped-def]
         raise MemoryError
 
-    monkeypatch.setitem(loaders._REGISTRY, ".md", exhausted)
+    monkeypatch.setitem(registry.FORMATS, ".md", replace(real, loader=exhausted))
     with open_index(tmp_path, fake_encoder) as ix:
         summary = ix.ingest(docs)
     assert summary.added == 1 and summary.failures == [(str(docs / "a.md"), "out of memory parsing it")]
-    assert real is not exhausted
+    assert real.loader is not exhausted
 
 
 @pytest.mark.parametrize(("new_content", "reason"), [(b"", "empty file"), (b"   \n\n  ", "no text"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from searchapp import Index, IndexConfig
-from searchapp.ingest import loaders
+from searchapp.ingest.formats import zipped
 from tests.packages import BILLION_LAUGHS, ODP_BODY, ODT_BODY, epub_bytes, odf_bytes, padded, pptx_bytes
 
 
@@ -18,7 +18,7 @@ def test_good_and_bad_packages_in_one_ingest(tmp_path: Path, fake_encoder) -> No
     (docs / "talk.odp").write_bytes(odf_bytes("odp", ODP_BODY))
     (docs / "book.epub").write_bytes(epub_bytes())
     (docs / "corrupt.pptx").write_bytes(b"PK\x03\x04 not really a zip")
-    (docs / "bomb.epub").write_bytes(padded(epub_bytes(), padding=loaders.MAX_ZIP_BYTES + 2**20))
+    (docs / "bomb.epub").write_bytes(padded(epub_bytes(), padding=zipped.MAX_ZIP_BYTES + 2**20))
     (docs / "laughs.odt").write_bytes(odf_bytes("odt", "<text:p>&lol9;</text:p>", prolog=BILLION_LAUGHS))
     with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
         summary = ix.ingest(docs)

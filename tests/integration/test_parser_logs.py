@@ -13,7 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from searchapp.cli import app
-from searchapp.ingest.loaders import load_document, quiet_parsers
+from searchapp.ingest.formats.load import load_document
+from searchapp.ingest.formats.parsers import quiet_parsers
+from searchapp.ingest.formats.pdf import PDF
 
 runner = CliRunner()
 
@@ -60,7 +62,7 @@ def test_a_malformed_pdf_is_read_with_one_warning_of_ours(tmp_path: Path, fake_m
 
 def test_quiet_parsers_restores_the_loggers_and_drops_library_warnings(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
     caplog.set_level(logging.DEBUG)
-    with quiet_parsers() as messages:
+    with quiet_parsers(PDF.loggers) as messages:
         logging.getLogger("pypdf._reader").warning("from inside")
         warnings.warn("a library's advice", UserWarning, stacklevel=1)
     assert messages == ["from inside"] and not caplog.records

@@ -9,7 +9,7 @@ import pytest
 
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.encode.tokenizer import load_tokenizer
-from searchapp.ingest.loaders import load_document
+from searchapp.ingest.formats.load import load_document
 
 SECTIONS = {
     "keys.md": "# Signing keys\n\nTo rotate the signing keys, run `keyctl rotate`. The old key stays valid for "

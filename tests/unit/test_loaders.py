@@ -1,10 +1,9 @@
-"""Tests for searchapp.ingest.loaders: every format, the decoding rules, the error reasons and the walker."""
+"""Tests for searchapp.ingest.formats: every format, the registry, the decoding rules and the error reasons."""
 
 from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 import sys
 import zipfile
@@ -16,16 +15,12 @@ from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 
 from searchapp.errors import LoadError
-from searchapp.ingest import loaders
-from searchapp.ingest.loaders import (
-    LoadedText,
-    decode_text,
-    load_document,
-    loader_for,
-    register,
-    supported_suffixes,
-    walk,
-)
+from searchapp.ingest.formats import registry
+from searchapp.ingest.formats.decoding import decode_text
+from searchapp.ingest.formats.format import Format, LoadedText
+from searchapp.ingest.formats.load import load_document
+from searchapp.ingest.formats.registry import by_suffix, format_for, supported_suffixes
+from searchapp.ingest.formats.text import MARKDOWN, TXT
 from searchapp.types import Document, Heading
 from tests.load_errors import reason
 
@@ -70,28 +65,34 @@ def test_registry_covers_the_formats_and_ignores_case() -> None:
         ".adoc", ".asciidoc", ".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf", ".pptx",
         ".rst", ".txt",
     ]
-    assert loader_for(Path("NOTES.MD")) is loader_for(Path("notes.md")) is not None
-    assert loader_for(Path("photo.jpg")) is None
-    assert loader_for(Path("README")) is None
+    assert format_for(Path("NOTES.MD")) is format_for(Path("notes.md")) is MARKDOWN
+    assert format_for(Path("photo.jpg")) is None
+    assert format_for(Path("README")) is None
 
 
-def test_register_adds_a_loader(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(loaders, "_REGISTRY", dict(loaders._REGISTRY))
-
-    @register(".RST")
+def test_a_format_in_the_registry_is_what_loads_its_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     def load_rst(path: Path, data: bytes) -> LoadedText:
-        return LoadedText(data.decode().upper(), "from loader")
+        return LoadedText(data.decode().upper() + "\r\nend", "from loader")
 
-    assert loader_for(Path("a.rst")) is load_rst
+    monkeypatch.setitem(registry.FORMATS, ".rst", Format("upper", (".rst",), load_rst, is_text=True))
     doc = load_document(write(tmp_path / "a.rst", "hello rst"))
-    assert (doc.text, doc.title) == ("HELLO RST", "from loader")
-    with pytest.raises(ValueError):
-        register("rst")
+    assert (doc.text, doc.title) == ("HELLO RST\nend", "from loader")  # line endings normalised whatever the loader
 
 
-def test_importing_the_module_does_not_import_parsers() -> None:
+@pytest.mark.parametrize("suffixes", [("rst",), (".RST",), (".",), ()])
+def test_a_format_s_suffixes_are_dotted_and_lower_case(suffixes: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="suffixes must look like"):
+        Format("bad", suffixes, TXT.loader, is_text=True)
+
+
+def test_two_formats_may_not_claim_one_suffix() -> None:
+    with pytest.raises(ValueError, match=r"\.md is claimed by both Markdown and other"):
+        by_suffix([MARKDOWN, Format("other", (".txt2", ".md"), TXT.loader, is_text=True)])
+
+
+def test_importing_the_formats_does_not_import_parsers() -> None:
     code = (
-        "import sys, searchapp.ingest.loaders\n"
+        "import sys, searchapp.ingest.formats.load, searchapp.ingest.files\n"
         "heavy = {'pypdf', 'docx', 'bs4', 'charset_normalizer'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
@@ -292,55 +293,6 @@ def test_corrupt_docx(tmp_path: Path) -> None:
     assert reason(write(tmp_path / "zip.docx", archive.getvalue())).startswith("not a valid DOCX file")
 
 
-# --- walk ---------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    for rel in ["b.txt", "a.md", "notes/x.md", "notes/deep/y.txt", "docs/z.pdf", "img.png", ".hidden.txt"]:
-        write(root / rel, "content")
-    write(root / ".git" / "config.txt", "content")
-    os.symlink(root, root / "notes" / "loop")  # a directory symlink back to the root
-    os.symlink(root / "b.txt", root / "linked.txt")
-    return root
-
-
-def rels(root: Path, paths: list[Path]) -> list[str]:
-    assert all(p.is_absolute() for p in paths)
-    return [p.relative_to(root).as_posix() for p in paths]
-
-
-def test_walk_sorted_skips_hidden_unsupported_and_loops(tree: Path) -> None:
-    assert rels(tree, list(walk(tree))) == [
-        "a.md",
-        "b.txt",
-        "linked.txt",
-        "docs/z.pdf",
-        "notes/x.md",
-        "notes/deep/y.txt",
-    ]
-
-
-def test_walk_include_exclude_globs(tree: Path) -> None:
-    assert rels(tree, list(walk(tree, include=["*.md"]))) == ["a.md", "notes/x.md"]
-    assert rels(tree, list(walk(tree, include=["notes/*"]))) == ["notes/x.md", "notes/deep/y.txt"]
-    assert rels(tree, list(walk(tree, exclude=["notes/*", "*.txt"]))) == ["a.md", "docs/z.pdf"]
-    assert rels(tree, list(walk(tree, include=["*.md", "*.pdf"], exclude=["x.md"]))) == ["a.md", "docs/z.pdf"]
-
-
-def test_walk_relative_root_yields_absolute_paths(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tree.parent)
-    assert rels(tree, list(walk(Path("root"), include=["a.md"]))) == ["a.md"]
-
-
-def test_walk_file_root_and_missing_root(tree: Path) -> None:
-    assert list(walk(tree / "a.md")) == [tree / "a.md"]
-    assert list(walk(tree / "img.png")) == []
-    with pytest.raises(LoadError):
-        list(walk(tree / "nope"))
-
-
 # --- headings -----------------------------------------------------------------------------------------------
 
 
@@ -423,9 +375,6 @@ def test_pdf_outline_entries_are_headings(tmp_path: Path) -> None:
 def test_a_read_reserves_the_file_s_size_not_the_limit(tmp_path: Path) -> None:
     # Reading the limit's worth reserved it whole: under a memory cap (ulimit -v) an 18-byte file was "out of
     # memory"; a 1 TiB limit makes the reservation fail with any cap (hardening, round 3).
-    from searchapp.errors import LoadError
-    from searchapp.ingest.loaders import load_document
-
     (tmp_path / "small.txt").write_text("eighteen bytes ok.")
     assert load_document(tmp_path / "small.txt", max_bytes=2**40).text == "eighteen bytes ok."
     (tmp_path / "big.txt").write_text("x" * 100)

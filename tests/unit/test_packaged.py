@@ -1,5 +1,6 @@
-"""Tests for searchapp.ingest.packaged: PPTX, ODT, ODP and EPUB files built in the test are loaded with their text,
-title and headings; bombs, DTDs, corrupt and encrypted files are refused with one-line reasons."""
+"""Tests for the zip packages of XML (searchapp.ingest.formats: pptx, opendocument, epub, zipped): PPTX, ODT, ODP
+and EPUB files built in the test are loaded with their text, title and headings; bombs, DTDs, corrupt and
+encrypted files are refused with one-line reasons."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from searchapp.ingest import loaders
-from searchapp.ingest.loaders import load_document
+from searchapp.ingest.formats import zipped
+from searchapp.ingest.formats.load import load_document
 from tests.load_errors import reason
 from tests.packages import (
     BILLION_LAUGHS,
@@ -93,8 +94,8 @@ def test_epub_spine_order_headings_and_opf_title(tmp_path: Path) -> None:
     assert load_document(write(tmp_path, "untitled.epub", epub_bytes(title=None))).title == "Chapter One"
 
 
-def test_importing_the_loaders_does_not_import_lxml() -> None:
-    code = "import sys, searchapp.ingest.loaders\nassert 'lxml' not in sys.modules and 'bs4' not in sys.modules\n"
+def test_importing_the_formats_does_not_import_lxml() -> None:
+    code = "import sys, searchapp.ingest.formats.load\nassert 'lxml' not in sys.modules and 'bs4' not in sys.modules\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path.cwd())
     assert result.returncode == 0, result.stderr
 
@@ -105,7 +106,7 @@ def test_importing_the_loaders_does_not_import_lxml() -> None:
 @pytest.mark.parametrize("kind", GOOD)
 def test_a_package_declaring_too_much_is_refused_before_decompressing(tmp_path: Path, kind: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loaders, "MAX_ZIP_BYTES", 2**20)
+    monkeypatch.setattr(zipped, "MAX_ZIP_BYTES", 2**20)
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("a part was decompressed")
@@ -118,7 +119,7 @@ def test_a_package_declaring_too_much_is_refused_before_decompressing(tmp_path: 
 
 @pytest.mark.parametrize("kind", GOOD)
 def test_a_package_of_too_many_parts_is_refused(tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loaders, "MAX_ZIP_PARTS", 60)
+    monkeypatch.setattr(zipped, "MAX_ZIP_PARTS", 60)
     many = write(tmp_path, f"many.{kind}", padded(GOOD[kind](), extra_parts=61))
     assert reason(many).endswith(f"parts in the {kind.upper()}, over the 60 allowed")
 

@@ -1,0 +1,120 @@
+"""The files an ingest reads: a folder walked (include/exclude globs, what is skipped counted), a scope of paths
+(a watcher's changed paths), and the one test of whether a path is at or under a folder."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+
+from searchapp.errors import LoadError
+from searchapp.ingest.formats.registry import format_for
+
+
+def is_under(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it, by their spelling: both must be spelled alike (absolute,
+    normalised; real paths or not, as the caller chose). Nothing is resolved here, so a link keeps whatever
+    meaning the caller gave it; ``/a/bc`` is not under ``/a/b``."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a file passes the include/exclude globs (tried on the relative POSIX path and on the name)."""
+
+    def matches(pattern: str) -> bool:
+        return fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)
+
+    return (not include or any(map(matches, include))) and not any(map(matches, exclude))
+
+
+def walk_picks(path: str, root: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a walk of ``root`` would pick ``path`` (both absolute and real, ``path`` under ``root``) by its
+    globs, had it existed: the root itself always, anything under it when :func:`selected`."""
+    if path == root:
+        return True
+    relative = Path(os.path.relpath(path, root)).as_posix()
+    return selected(relative, Path(path).name, include, exclude)
+
+
+def walk(
+    root: Path,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    on_error: Callable[[str, str], None] | None = None,
+    follow_links: bool = False,
+    on_skip: Callable[[str, str], None] | None = None,
+    skipped: Counter[str] | None = None,
+    within: Collection[str] | None = None,
+) -> Iterator[Path]:
+    """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
+    through a link or under another name is the same folder), in sorted order.
+
+    Hidden files and directories (name starting with ``"."``) are skipped; symlinked directories are not
+    followed (so no symlink loops); a symlinked file is yielded when its target lies inside ``root``, or any
+    target with ``follow_links`` (a link to ``/etc/passwd`` in a shared folder must not be indexed and served);
+    one left out is reported to ``on_skip(path, reason)``. ``include``/``exclude`` are fnmatch patterns
+    tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
+    matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
+    format claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
+    (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
+    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``unsupported``, ``excluded``.
+
+    ``within``: absolute paths under the real ``root`` (files or folders, existing or not); only the files at or
+    under one of them are yielded, by the same rules, and only the folders leading to them are listed (a
+    watcher's changed paths, ``ingest/watch.py``).
+    """
+    count = skipped if skipped is not None else Counter[str]()
+    base = Path(os.path.realpath(root))
+    scope = None if within is None else Scope(within)
+    if base.is_file():
+        if format_for(base) is not None:
+            yield base
+        return
+    if not base.is_dir():
+        raise LoadError(str(root), "no such file or directory")
+    def failed(exc: OSError) -> None:
+        if on_error is not None:
+            on_error(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}")
+
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
+        # Pruning in place is how os.walk is told not to descend.
+        count["hidden"] += sum(d.startswith(".") for d in dirnames)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
+        directory = Path(dirpath)
+        for filename in sorted(filenames):
+            path = directory / filename
+            if scope is not None and not scope.covers(str(path)):
+                continue
+            if filename.startswith("."):
+                count["hidden"] += 1
+                continue
+            if format_for(path) is None:
+                count["unsupported"] += 1
+                continue
+            if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
+                count["excluded"] += 1
+                continue
+            if not follow_links and path.is_symlink() and not is_under(os.path.realpath(path), str(base)):
+                if on_skip is not None:
+                    on_skip(str(path), "a link to a file outside the folder (--follow-links to index it)")
+                continue
+            yield path
+
+
+class Scope:
+    """Some absolute paths of a tree: which folders lead to them, and which paths they cover (a path at or under
+    one of them). A path is looked up by its folders in a set, not tried against each scope path with
+    :func:`is_under`: a watcher's burst can name thousands of paths, and every file walked is asked."""
+
+    def __init__(self, paths: Collection[str]) -> None:
+        self.paths = {os.path.normpath(p) for p in paths}
+        self.ancestors = {str(parent) for p in self.paths for parent in Path(p).parents}
+
+    def covers(self, path: str) -> bool:
+        return path in self.paths or any(str(parent) in self.paths for parent in Path(path).parents)
+
+    def leads_to(self, folder: str) -> bool:
+        return folder in self.ancestors or self.covers(folder)

@@ -1,0 +1,62 @@
+"""What a file format is to searchapp (:class:`Format`) and what its loader gives (:class:`LoadedText`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from searchapp.types import Heading
+
+# Runs of white space, collapsed to one space in a heading's line and in HTML's flowing text.
+SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class LoadedText:
+    """What a loader extracts from a file: its text, when the format names one its title, and its headings
+    (offsets into ``text``, in text order)."""
+
+    text: str
+    title: str | None
+    headings: tuple[Heading, ...] = ()
+
+
+Loader = Callable[[Path, bytes], LoadedText]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: every fact about it that the rest of the ingest asks.
+
+    ``suffixes``: lower-case, with their dot (``".md"``); a path's suffix is compared lower-case. ``loader``: the
+    file's bytes to its text (raising :class:`~searchapp.errors.LoadError` with a one-line reason).
+    ``is_text``: text to decode, sniffed for binary content on its first bytes before the rest is read.
+    ``loggers``: the loggers of the third-party parsers the loader calls, captured while it runs
+    (``parsers.quiet_parsers``). ``decoded_limit``: reserved for a bound on what the format's bytes may decode
+    to; no built-in sets it and nothing reads it yet (each loader enforces its own bounds: ``zipped.MAX_ZIP_BYTES``,
+    ``html.MAX_HTML_CHARS``).
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    loader: Loader
+    is_text: bool
+    loggers: tuple[str, ...] = ()
+    decoded_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.suffixes if not s.startswith(".") or len(s) < 2 or s != s.lower()]
+        if not self.suffixes or bad:
+            raise ValueError(f"{self.name}: suffixes must look like '.ext' in lower case, got {self.suffixes!r}")
+
+
+def clean_title(title: object) -> str | None:
+    """A title on one line, its white space collapsed; ``None`` for an empty one or one that is not a string."""
+    return (" ".join(title.split()) or None) if isinstance(title, str) else None
+
+
+def mb(n: int) -> str:
+    """A size as the reasons show it: whole megabytes from 1 MB up, else bytes."""
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n} bytes"

@@ -1,0 +1,82 @@
+"""One file read, within the size limits, and handed to its format's loader: a :class:`~searchapp.types.Document`,
+or a :class:`~searchapp.errors.LoadError` with a one-line reason."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from searchapp.errors import LoadError
+from searchapp.ingest.formats.decoding import SNIFF_BYTES, decode_text, normalise_newlines
+from searchapp.ingest.formats.format import clean_title, mb
+from searchapp.ingest.formats.parsers import quiet_parsers
+from searchapp.ingest.formats.registry import format_for
+from searchapp.types import Document
+
+# Files larger than this are refused before they are read (searchapp ingest --max-file-mb).
+MAX_FILE_BYTES = 100 * 2**20
+
+
+def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] | None = None) -> Document:
+    """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot.
+
+    A file over ``max_bytes`` is refused before it is read; text formats are sniffed for binary content on
+    their first bytes before the rest is read. The parsers' own log lines never reach the user
+    (:func:`~searchapp.ingest.formats.parsers.quiet_parsers`); when a file was read despite problems its parser
+    reported (a malformed PDF repaired on the fly), one line saying so is appended to ``notes``.
+    """
+    name = str(path)
+    # Checked before reading so that a large unsupported file is never read.
+    found = format_for(path)
+    if found is None:
+        suffix = f"'{path.suffix.lower()}'" if path.suffix else "(no suffix)"
+        raise LoadError(name, f"unsupported file type {suffix}")
+    try:
+        # Opening a FIFO or device would block or never end; only regular files are read.
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise LoadError(name, "not a regular file")
+        with path.open("rb") as handle:
+            # fstat on the open handle so that size and mtime describe the bytes actually read.
+            info = os.fstat(handle.fileno())
+            if info.st_size > max_bytes:
+                raise LoadError(name, f"{mb(info.st_size)} is over the {mb(max_bytes)} limit (--max-file-mb)",
+                                skipped="too_large")
+            head = handle.read(SNIFF_BYTES)
+            if found.is_text and head:
+                decode_text(head, name)  # binary content is refused before the rest is read
+            # As much as the file holds and one byte more (a read reserves its whole length: the limit's would
+            # fail under a memory cap for an 18-byte file), then, only if it grew meanwhile, up to one byte past
+            # the limit: a file growing while it is read is still bounded.
+            data = head + handle.read(max(0, min(info.st_size, max_bytes) + 1 - len(head)))
+            if len(data) > info.st_size:
+                data += handle.read(max(0, max_bytes + 1 - len(data)))
+            if len(data) > max_bytes:
+                raise LoadError(name, f"over the {mb(max_bytes)} limit (--max-file-mb)", skipped="too_large")
+    except OSError as exc:
+        raise LoadError(name, f"cannot read: {exc.strerror or exc}") from exc
+    except MemoryError as exc:
+        raise LoadError(name, "out of memory reading it") from exc
+    if not data:
+        raise LoadError(name, "empty file", no_text=True)
+    try:
+        with quiet_parsers(found.loggers) as problems:
+            loaded = found.loader(path, data)
+    except MemoryError as exc:  # one file too large for this machine's memory is that file's failure only
+        raise LoadError(name, "out of memory parsing it") from exc
+    if problems and notes is not None:
+        first = problems[0].strip().splitlines()[0][:200] if problems[0].strip() else "unnamed problem"
+        more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
+        notes.append(f"malformed {path.suffix.lower().lstrip('.').upper() or 'file'}, read as far as possible "
+                     f"(the parser reported: {first}{more}); its text may be incomplete")
+    # Normalised again so that every loader, including one not built in, gives "\n"-only offsets.
+    text = normalise_newlines(loaded.text)
+    if not text.strip():
+        raise LoadError(name, "no text", no_text=True)
+    title = clean_title(loaded.title) or path.stem
+    digest = hashlib.sha256(data).hexdigest()
+    # A loader's headings index its text; any that do not (a loader not built in) are dropped.
+    headings = tuple(h for h in loaded.headings if 0 <= h.start < len(text) and 1 <= h.level <= 6 and h.text)
+    return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest,
+                    headings=tuple(sorted(headings, key=lambda h: h.start)))

@@ -1,0 +1,41 @@
+"""The built-in formats, in one explicit list, and a path's format found by its suffix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from searchapp.ingest.formats.docx import DOCX
+from searchapp.ingest.formats.epub import EPUB
+from searchapp.ingest.formats.format import Format
+from searchapp.ingest.formats.html import HTML
+from searchapp.ingest.formats.opendocument import ODP, ODT
+from searchapp.ingest.formats.pdf import PDF
+from searchapp.ingest.formats.pptx import PPTX
+from searchapp.ingest.formats.text import ASCIIDOC, MARKDOWN, RST, TXT
+
+BUILTIN: tuple[Format, ...] = (TXT, MARKDOWN, RST, ASCIIDOC, HTML, PDF, DOCX, PPTX, ODT, ODP, EPUB)
+
+
+def by_suffix(formats: Iterable[Format]) -> dict[str, Format]:
+    """``formats`` keyed by each of their suffixes; ``ValueError`` when two claim one suffix."""
+    out: dict[str, Format] = {}
+    for entry in formats:
+        for suffix in entry.suffixes:
+            if suffix in out:
+                raise ValueError(f"{suffix} is claimed by both {out[suffix].name} and {entry.name}")
+            out[suffix] = entry
+    return out
+
+
+FORMATS: dict[str, Format] = by_suffix(BUILTIN)
+
+
+def format_for(path: Path) -> Format | None:
+    """The format of ``path`` by its suffix (compared lower-case), or ``None`` when no format claims it."""
+    return FORMATS.get(path.suffix.lower())
+
+
+def supported_suffixes() -> list[str]:
+    """Every suffix a format claims, sorted."""
+    return sorted(FORMATS)
