@@ -10,7 +10,8 @@ message the CLI and the HTTP API give, never a protocol error or a traceback, so
 again. Writes (``add_texts``, ``remove``) exist only when the server is started with them allowed.
 
 Over streamable HTTP the app sits behind the HTTP API's own :class:`~searchapp.server.guard.Guard`: the same API
-key, and without one the same loopback Host rule.
+key, and without one the same loopback Host rule. Over stdio every line is answered, a malformed one with a
+JSON-RPC error (``server/mcp_stdio.py``).
 """
 
 from __future__ import annotations
@@ -205,10 +206,11 @@ def create_server(index: Index, *, allow_writes: bool = False) -> Server[Any]:
 
 
 async def run_stdio(server: Server[Any]) -> None:
-    """Serve one client on stdin/stdout until it closes them (the SDK points stray writes to stdout at stderr)."""
-    from mcp.server.stdio import stdio_server
+    """Serve one client on stdin/stdout until it closes them (the SDK points stray writes to stdout at stderr);
+    every line it sends is answered, a malformed one with a JSON-RPC error (``mcp_stdio.py``)."""
+    from searchapp.server.mcp_stdio import stdio_streams
 
-    async with stdio_server() as (read, write):
+    async with stdio_streams() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 

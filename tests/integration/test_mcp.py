@@ -4,9 +4,12 @@ with the fake encoder, so hybrid search runs without the model)."""
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,6 +35,8 @@ from tests.server_helpers import free_port, running  # noqa: E402
 
 READ_TOOLS = ["search", "get_document", "get_passage_context", "list_documents", "index_status"]
 HIT_FIELDS = {"path", "title", "section", "start", "end", "score", "snippet", "passage_id", "text"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
 
 
 def drive(target: Any, session: Callable[[Client], Awaitable[None]], **client: Any) -> None:
@@ -208,3 +213,59 @@ def test_cli_refuses_a_bad_transport_and_a_missing_index_in_one_line(tmp_path: P
     missing = runner.invoke(app, ["mcp", "-i", str(tmp_path / "none"), "--lazy"])
     assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
     assert not (tmp_path / "none").exists()  # read-only: nothing created
+
+
+# Each malformed line, and the answer JSON-RPC 2.0 wants for it: (code, id). A readable id is echoed.
+MALFORMED = [
+    ("{bad", -32700, None),  # not JSON
+    ('{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": NaN}}', -32700, None),  # not JSON either
+    ("[1, 2]", -32600, None),  # a batch
+    ("[]", -32600, None),
+    ('"ping"', -32600, None),  # JSON, but no object
+    ('{"jsonrpc": "2.0", "id": 3}', -32600, 3),  # no method
+    ('{"jsonrpc": "2.0", "params": {}}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "x"}', -32600, 4),  # params a string
+    ('{"jsonrpc": "2.0", "method": "notifications/initialized", "params": [1]}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, None),  # an object id
+    ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 5, "method": 7}', -32600, 5),
+    ('{"jsonrpc": "1.0", "id": 6, "method": "ping"}', -32600, 6),
+    # A lone surrogate, as Python's json.dumps writes one: valid JSON to Python, no Unicode text to the SDK.
+    (json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                 "params": {"name": "search", "arguments": {"query": "\ud800"}}}), -32600, 7),
+    (json.dumps({"jsonrpc": "2.0", "id": "\udfff", "method": "ping"}), -32600, None),
+]
+
+
+def test_stdio_answers_each_malformed_line_with_a_json_rpc_error_and_goes_on(small_index) -> None:  # type: ignore[no-untyped-def]
+    location = closed(small_index)
+    proc = subprocess.Popen([sys.executable, "-m", "searchapp", "mcp", "-i", location, "--lazy"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            encoding="utf-8")
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def ask(*lines: str, until: int) -> list[dict[str, Any]]:
+        """Send ``lines``; the messages read back up to the answer to request ``until``."""
+        assert proc.stdin is not None
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        got = []
+        while not got or got[-1].get("id") != until or "result" not in got[-1]:
+            got.append(json.loads(answers.get(timeout=60)))
+        return got
+
+    try:
+        ask(json.dumps(INITIALIZE), '{"jsonrpc": "2.0", "method": "notifications/initialized"}', until=0)
+        for n, (line, code, request_id) in enumerate(MALFORMED, start=100):
+            got = ask(line, "", json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}), until=n)
+            assert [(m["error"]["code"], m["id"]) for m in got[:-1]] == [(code, request_id)], line
+            assert got[-1]["result"] == {}  # and the next request is answered
+        found = ask(json.dumps({"jsonrpc": "2.0", "id": 200, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "tomatoes water", "mode": "lexical", "k": 1}}}), until=200)
+        assert found[-1]["result"]["structuredContent"]["hits"][0]["path"] == "t3"
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
