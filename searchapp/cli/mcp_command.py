@@ -19,6 +19,7 @@ from searchapp.cli.serve_command import (
 )
 from searchapp.errors import SearchappError
 from searchapp.extras import missing
+from searchapp.server.mcp_sessions import DEFAULT_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S, MAX_SESSIONS, SESSIONS_PER_CLIENT
 
 TRANSPORTS = ("stdio", "http")
 
@@ -40,13 +41,18 @@ def mcp(
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8000,
     api_key: ApiKeyOpt = None,
+    idle_timeout: Annotated[
+        float, typer.Option(min=1, max=MAX_IDLE_TIMEOUT_S, metavar="SECONDS",
+                            help=f"--transport http: close a session after this long without a request (each client "
+                            f"holds at most {SESSIONS_PER_CLIENT} sessions, the server {MAX_SESSIONS}).")
+    ] = DEFAULT_IDLE_TIMEOUT_S,
     wait: WaitOpt = 0.0,
     lazy: LazyOpt = False,
 ) -> None:
     """Serve the index to MCP clients (coding and chat agents): tools search, get_document, get_passage_context,
     list_documents, index_status; add_texts and remove with --allow-writes.
 
-    --host, --port and --api-key apply to --transport http. docs/rag.md shows a client's configuration.
+    --host, --port, --api-key and --idle-timeout apply to --transport http. docs/rag.md shows a client's configuration.
     """
     with errors():
         if transport not in TRANSPORTS:
@@ -78,7 +84,7 @@ def mcp(
                     pass
             else:
                 say(f"serving {shown} over MCP at http://{host}:{port}{MCP_PATH} ({writes} writes)", err=True)
-                run_asgi(create_http_app(server, api_key=api_key), sock)
+                run_asgi(create_http_app(server, api_key=api_key, idle_timeout=idle_timeout), sock)
         finally:
             if sock is not None:
                 sock.close()

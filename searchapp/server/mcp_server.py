@@ -10,7 +10,9 @@ message the CLI and the HTTP API give, never a protocol error or a traceback, so
 again. Writes (``add_texts``, ``remove``) exist only when the server is started with them allowed.
 
 Over streamable HTTP the app sits behind the HTTP API's own :class:`~searchapp.server.guard.Guard`: the same API
-key, and without one the same loopback Host rule.
+key, and without one the same loopback Host rule; its sessions are bounded per client and in all, and closed when
+idle (``server/mcp_sessions.py``). Over stdio every line is answered, a malformed one with a JSON-RPC error
+(``server/mcp_stdio.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ from searchapp.server.app import (
     write_documents,
 )
 from searchapp.server.guard import Guard
+from searchapp.server.mcp_sessions import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    MAX_SESSIONS,
+    SESSIONS_PER_CLIENT,
+    SessionLimits,
+)
 from searchapp.server.schemas import ContextWindow, DocumentWindow
 
 log = logging.getLogger(__name__)
@@ -205,20 +213,30 @@ def create_server(index: Index, *, allow_writes: bool = False) -> Server[Any]:
 
 
 async def run_stdio(server: Server[Any]) -> None:
-    """Serve one client on stdin/stdout until it closes them (the SDK points stray writes to stdout at stderr)."""
-    from mcp.server.stdio import stdio_server
+    """Serve one client on stdin/stdout until it closes them (the SDK points stray writes to stdout at stderr);
+    every line it sends is answered, a malformed one with a JSON-RPC error (``mcp_stdio.py``)."""
+    from searchapp.server.mcp_stdio import stdio_streams
 
-    async with stdio_server() as (read, write):
+    async with stdio_streams() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def create_http_app(server: Server[Any], *, api_key: str | None = None, max_body: int = DEFAULT_MAX_BODY) -> Guard:
+def create_http_app(server: Server[Any], *, api_key: str | None = None, max_body: int = DEFAULT_MAX_BODY,
+                    idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S, sessions_per_client: int = SESSIONS_PER_CLIENT,
+                    max_sessions: int = MAX_SESSIONS) -> Guard:
     """The streamable HTTP transport of ``server`` at ``/mcp`` as an ASGI app, behind the HTTP API's guard (the API
-    key, or without one loopback Host names only; the body limit)."""
+    key, or without one loopback Host names only; the body limit), its sessions bounded by ``mcp_sessions.py``:
+    at most ``sessions_per_client`` per client and ``max_sessions`` in all (the least recently used idle one is
+    closed to make room), each closed after ``idle_timeout`` seconds without a request."""
     # The guard owns the Host rule, as for `searchapp serve` (with a key any name may be served); the SDK's own
-    # check would refuse every name but loopback's whatever the key.
+    # check would refuse every name but loopback's whatever the key. The SDK's session cap and idle timer stay, set
+    # as the ledger's: its cap is never reached while the ledger's holds, and its timer frees an idle session
+    # without waiting for the next opening request.
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, max_request_body_size=max_body,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=idle_timeout, max_sessions=max_sessions,
     )
-    return Guard(app, api_key, max_body)
+    limits = SessionLimits(app, MCP_PATH, idle_timeout=idle_timeout, per_client=sessions_per_client,
+                           total=max_sessions)
+    return Guard(limits, api_key, max_body)

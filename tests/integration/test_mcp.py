@@ -4,9 +4,12 @@ with the fake encoder, so hybrid search runs without the model)."""
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,12 +29,15 @@ from searchapp import Index  # noqa: E402
 from searchapp.errors import ConfigError  # noqa: E402
 from searchapp.query.options import MAX_K, OPTIONS  # noqa: E402
 from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server  # noqa: E402
+from searchapp.server.mcp_sessions import SESSIONS_PER_CLIENT  # noqa: E402
 from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest  # noqa: E402
 from tests.conftest import SMALL_TEXTS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 
 READ_TOOLS = ["search", "get_document", "get_passage_context", "list_documents", "index_status"]
 HIT_FIELDS = {"path", "title", "section", "start", "end", "score", "snippet", "passage_id", "text"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
 
 
 def drive(target: Any, session: Callable[[Client], Awaitable[None]], **client: Any) -> None:
@@ -205,6 +211,146 @@ def test_cli_refuses_a_bad_transport_and_a_missing_index_in_one_line(tmp_path: P
     runner = CliRunner()
     bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "pigeon"])
     assert bad.exit_code == 1 and bad.stderr == "error: unknown transport 'pigeon': use one of stdio, http\n"
+    for timeout in ("0", "3601"):  # an idle timeout of none, or past the bound
+        bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "http", "--idle-timeout", timeout])
+        assert bad.exit_code == 2 and "Invalid value for '--idle-timeout'" in bad.stderr
     missing = runner.invoke(app, ["mcp", "-i", str(tmp_path / "none"), "--lazy"])
     assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
     assert not (tmp_path / "none").exists()  # read-only: nothing created
+
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def peer(address: str) -> httpx.Client:
+    """An HTTP client whose connections come from ``address`` (any of 127/8 reaches a server on 127.0.0.1)."""
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=30)
+
+
+def open_session(http: httpx.Client, url: str) -> str:
+    opened = http.post(url, json=INITIALIZE, headers=ACCEPT)
+    assert opened.status_code == 200, opened.text
+    return opened.headers["mcp-session-id"]
+
+
+def alive(http: httpx.Client, url: str, session_id: str) -> bool:
+    """Whether the server still serves ``session_id`` (a ping answered; 404 once it is closed)."""
+    ping = http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                     headers={**ACCEPT, "mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"})
+    assert ping.status_code in (200, 404), ping.text
+    return ping.status_code == 200
+
+
+def test_an_initialize_flood_closes_its_own_idle_sessions_and_a_new_client_is_served(small_index) -> None:  # type: ignore[no-untyped-def]
+    # The SDK alone kept 10,000 sessions (400 MB), then refused every new client for 30 minutes. A client (one
+    # peer address: every loopback client here) holds SESSIONS_PER_CLIENT, the least recently used idle one
+    # closed to make room for the next.
+    flood = SESSIONS_PER_CLIENT + 8
+    with running(create_http_app(create_server(small_index))) as base, peer("127.0.0.1") as http:
+        url = base + MCP_PATH
+        sessions = [open_session(http, url) for _ in range(flood)]
+        assert [alive(http, url, s) for s in sessions[:8]] == [False] * 8
+        assert all(alive(http, url, s) for s in sessions[8:])
+
+        async def session(c: Client) -> None:
+            assert [t.name for t in (await c.list_tools()).tools] == READ_TOOLS
+
+        drive(url, session)
+
+
+def test_sessions_are_bounded_in_all_and_only_busy_ones_make_a_client_wait(small_index) -> None:  # type: ignore[no-untyped-def]
+    app = create_http_app(create_server(small_index), sessions_per_client=2, max_sessions=3)
+    with running(app) as base, peer("127.0.0.2") as a, peer("127.0.0.3") as b, peer("127.0.0.4") as c:
+        url = base + MCP_PATH
+        a1, a2, b1 = open_session(a, url), open_session(a, url), open_session(b, url)
+        b2 = open_session(b, url)  # the server is full: the least recently used idle session of all goes
+        assert [alive(a, url, a1), alive(a, url, a2), alive(b, url, b1), alive(b, url, b2)] == [False, True, True,
+                                                                                                 True]
+        c1 = open_session(c, url)  # a2 is now the least recently used
+        assert not alive(a, url, a2) and alive(c, url, c1)
+        # A session with a GET stream open is in use: never closed to make room. With all in use, the client
+        # that asks is refused, and only while they are.
+        headers = {**ACCEPT, "mcp-protocol-version": "2025-06-18"}
+        with b.stream("GET", url, headers={**headers, "mcp-session-id": b1}) as s1, \
+                b.stream("GET", url, headers={**headers, "mcp-session-id": b2}) as s2, \
+                c.stream("GET", url, headers={**headers, "mcp-session-id": c1}) as s3:
+            assert s1.status_code == s2.status_code == s3.status_code == 200
+            refused = a.post(url, json=INITIALIZE, headers=ACCEPT)
+            assert refused.status_code == 503 and "3 MCP sessions are open, all in use" in refused.json()["error"][
+                "message"]
+            own = b.post(url, json=INITIALIZE, headers=ACCEPT)
+            assert own.status_code == 503 and "this client holds 2 MCP sessions, all in use" in own.json()["error"][
+                "message"]
+        deadline = time.monotonic() + 30  # the server sees the streams end when it next writes or reads
+        while (retried := a.post(url, json=INITIALIZE, headers=ACCEPT)).status_code == 503:
+            assert time.monotonic() < deadline, retried.text
+            time.sleep(0.2)
+        assert retried.status_code == 200
+
+
+def test_an_idle_session_is_closed_after_the_idle_timeout(small_index) -> None:  # type: ignore[no-untyped-def]
+    app = create_http_app(create_server(small_index), idle_timeout=1)
+    with running(app) as base, peer("127.0.0.1") as http:
+        url = base + MCP_PATH
+        kept, left = open_session(http, url), open_session(http, url)
+        for _ in range(4):  # a session in use stays open
+            time.sleep(0.4)
+            assert alive(http, url, kept)
+        time.sleep(0.5)
+        assert not alive(http, url, left)  # nothing else was asked of the server: its own timer closed it
+
+
+# Each malformed line, and the answer JSON-RPC 2.0 wants for it: (code, id). A readable id is echoed.
+MALFORMED = [
+    ("{bad", -32700, None),  # not JSON
+    ('{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"x": NaN}}', -32700, None),  # not JSON either
+    ("[1, 2]", -32600, None),  # a batch
+    ("[]", -32600, None),
+    ('"ping"', -32600, None),  # JSON, but no object
+    ('{"jsonrpc": "2.0", "id": 3}', -32600, 3),  # no method
+    ('{"jsonrpc": "2.0", "params": {}}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": "x"}', -32600, 4),  # params a string
+    ('{"jsonrpc": "2.0", "method": "notifications/initialized", "params": [1]}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}', -32600, None),  # an object id
+    ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600, None),
+    ('{"jsonrpc": "2.0", "id": 5, "method": 7}', -32600, 5),
+    ('{"jsonrpc": "1.0", "id": 6, "method": "ping"}', -32600, 6),
+    # A lone surrogate, as Python's json.dumps writes one: valid JSON to Python, no Unicode text to the SDK.
+    (json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                 "params": {"name": "search", "arguments": {"query": "\ud800"}}}), -32600, 7),
+    (json.dumps({"jsonrpc": "2.0", "id": "\udfff", "method": "ping"}), -32600, None),
+]
+
+
+def test_stdio_answers_each_malformed_line_with_a_json_rpc_error_and_goes_on(small_index) -> None:  # type: ignore[no-untyped-def]
+    location = closed(small_index)
+    proc = subprocess.Popen([sys.executable, "-m", "searchapp", "mcp", "-i", location, "--lazy"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            encoding="utf-8")
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def ask(*lines: str, until: int) -> list[dict[str, Any]]:
+        """Send ``lines``; the messages read back up to the answer to request ``until``."""
+        assert proc.stdin is not None
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        got = []
+        while not got or got[-1].get("id") != until or "result" not in got[-1]:
+            got.append(json.loads(answers.get(timeout=60)))
+        return got
+
+    try:
+        ask(json.dumps(INITIALIZE), '{"jsonrpc": "2.0", "method": "notifications/initialized"}', until=0)
+        for n, (line, code, request_id) in enumerate(MALFORMED, start=100):
+            got = ask(line, "", json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"}), until=n)
+            assert [(m["error"]["code"], m["id"]) for m in got[:-1]] == [(code, request_id)], line
+            assert got[-1]["result"] == {}  # and the next request is answered
+        found = ask(json.dumps({"jsonrpc": "2.0", "id": 200, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "tomatoes water", "mode": "lexical", "k": 1}}}), until=200)
+        assert found[-1]["result"]["structuredContent"]["hits"][0]["path"] == "t3"
+    finally:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
