@@ -44,7 +44,7 @@ from searchapp.cli.common import (
 from searchapp.errors import SearchappError
 from searchapp.ingest.sections import SEPARATOR, shown_with_title
 from searchapp.keyvalue import parse_choices
-from searchapp.query.options import MAX_THREADS
+from searchapp.setting import MAX_THREADS
 from searchapp.types import Explanation, Hit, Snippet
 
 if TYPE_CHECKING:
