@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
+from searchapp.filters import FIELDS, PATH_FIELDS
 from searchapp.query.fusion import SETTINGS
 from searchapp.query.options import OPTIONS, flatten
 from searchapp.setting import Setting
@@ -60,13 +61,18 @@ def _fusion_overrides() -> type[BaseModel]:
 FusionOverrides = _fusion_overrides()
 
 
-class Filters(_Strict):
-    """Only documents meeting all conditions: metadata key -> value or list of values (any of them), path or
-    text id prefix, glob over the full path or text id."""
+def _filters() -> type[BaseModel]:
+    """A filter's JSON form, one field per condition of :class:`~searchapp.filters.Filter`: its metadata an
+    object, each path condition a string."""
+    spec = {name: (str | None, None) if name in PATH_FIELDS else (dict[str, Any], Field(default_factory=dict))
+            for name in FIELDS}
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "Filters", __base__=_Strict, __doc__="Only documents meeting all conditions: metadata key -> value or list "
+        "of values (any of them), path or\ntext id prefix, glob over the full path or text id.", **spec
+    )
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    path_prefix: str | None = None
-    path_glob: str | None = None
+
+Filters = _filters()
 
 
 # The HTTP form of the options whose Python type is not plain JSON.
