@@ -2,8 +2,9 @@
 record of the machine a figure was measured on, a per-call timer, and the JSON and table output.
 
 A script run as ``python benchmarks/NAME.py`` has benchmarks/ first on ``sys.path``, so ``from _common import ...``
-finds this file and the scripts import one another by name (``from lexical import corpus``). Importing this module
-puts the checkout's root in front, so that the scripts measure this checkout's searchapp, not an installed one.
+finds this file and the scripts import one another by name (``from query import corpus``); a study in
+benchmarks/studies/ imports ``_path`` first, which puts benchmarks/ on the path too. Importing this module puts
+the checkout's root in front, so that the scripts measure this checkout's searchapp, not an installed one.
 
 The standard library only: benchmarks/peers.py runs its peers on interpreters without searchapp's dependencies.
 """
@@ -22,8 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
-# The evaluation data lie beside the checkout, in CI as here (../shared/data/README.md).
-DATA = ROOT.parent / "shared" / "data"
+# The evaluation data lie beside the checkout, in CI as here (../shared/data/README.md); SEARCHAPP_BENCH_DATA
+# names another folder of the same layout (tests/integration/test_benchmarks.py: tiny sets of its own).
+DATA = Path(os.environ.get("SEARCHAPP_BENCH_DATA") or ROOT.parent / "shared" / "data")
 sys.path.insert(0, str(ROOT))
 
 # The visible retrieval collections and the split of each the benchmarks measure on (../shared/data/README.md).

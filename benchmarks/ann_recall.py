@@ -1,13 +1,13 @@
 """Recall@10 of the IVF vector index against exact search, on real embeddings.
 
-    .venv/bin/python benchmarks/ann_recall.py [--scale N] [--json]
+    .venv/bin/python benchmarks/ann_recall.py [--scale N] [--sets scifact:train,wikiqa:dev,...] [--json]
 
-Vectors: every passage of the cached fp32 eval indexes of the visible sets (build them first with
-`searchapp eval ../shared/data/SET --split S --precision fp32`; about 47,000 real all-MiniLM-L6-v2 passage
-vectors). Queries: the sets' real queries, encoded with the same model. IVF with nlist = 4 sqrt(n) lists,
-trained on the vectors themselves, as the index does above its threshold; recall@10 = share of the exact top
-10 found in the IVF top 10, and the mean query time of each, for several nprobe (and the index's own choice,
-`auto_nprobe`).
+Vectors: every passage of the cached fp32 eval indexes of the visible sets, or of those --sets names (build them
+first with `searchapp eval ../shared/data/SET --split S --precision fp32`; about 47,000 real all-MiniLM-L6-v2
+passage vectors for the visible sets). Queries: the sets' real queries, encoded with the same model. IVF with nlist
+= 4 sqrt(n) lists, trained on the vectors themselves, as the index does above its threshold; recall@10 = share of
+the exact top 10 found in the IVF top 10, and the mean query time of each, for several nprobe (and the index's own
+choice, `auto_nprobe`).
 
 --scale N grows the set to N vectors drawn around the real ones (each a real vector plus Gaussian noise of norm
 about --noise, renormalised: cosine about 0.9 to its source at the default 0.5), to measure recall at sizes the
@@ -20,11 +20,12 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import faiss
 import numpy as np
-from _common import DATA, SETS, print_json
+from _common import DATA, SETS, SETS_OPTION, parse_sets, print_json
 
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.evaluate.beir import load_beir
@@ -47,13 +48,16 @@ def grow(vecs: np.ndarray, n: int, noise: float, seed: int = 0) -> np.ndarray:
     return out
 
 
-def real_vectors() -> tuple[list[np.ndarray], list[np.ndarray], list[str]]:
-    """Every passage vector of the visible sets' cached fp32 eval indexes, with ids shifted apart (int64 ``(m_i,)``
-    and float32 ``(m_i, d)`` per set), and all the sets' queries; exits naming the missing cache."""
+def real_vectors(
+    sets: Sequence[tuple[str, str]] = tuple(SETS.items()),
+) -> tuple[list[np.ndarray], list[np.ndarray], list[str]]:
+    """Every passage vector of the cached fp32 eval indexes of ``sets`` (``(name, split)``; the visible ones by
+    default), with ids shifted apart (int64 ``(m_i,)`` and float32 ``(m_i, d)`` per set), and all the sets'
+    queries; exits naming the missing cache."""
     config = IndexConfig(precision="fp32")
     ids_all, vecs_all, queries = [], [], []
     offset = 0
-    for name, split in SETS.items():
+    for name, split in sets:
         path = index_path(DATA / name, config)
         if not path.exists():
             sys.exit(f"{path} missing: run searchapp eval ../shared/data/{name} --split {split} --precision fp32")
@@ -70,9 +74,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=int, default=0, help="grow to N vectors drawn around the real ones")
     ap.add_argument("--noise", type=float, default=0.5)
+    ap.add_argument("--sets", default=SETS_OPTION, help="NAME:SPLIT,... whose cached fp32 eval indexes give the "
+                    "vectors (default: the visible sets)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    ids_all, vecs_all, queries = real_vectors()
+    ids_all, vecs_all, queries = real_vectors(parse_sets(args.sets))
     ids = np.concatenate(ids_all)
     vecs = np.vstack(vecs_all).astype(np.float32)
     source = "real passage embeddings of the visible sets (fp32)"

@@ -121,7 +121,7 @@ def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
     its work is done)."""
     import torch
 
-    model = encoder._load()
+    model = encoder.model
     total = 0.0
     for g in range(0, len(texts), FLUSH_PASSAGES):
         group = texts[g : g + FLUSH_PASSAGES]

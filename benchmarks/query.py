@@ -33,13 +33,32 @@ from typing import Any
 
 import numpy as np
 from _common import call_ms, key_values, machine, print_json
-from lexical import corpus, queries
 
 from searchapp import Index, IndexConfig
 from searchapp.store.vector_policy import VECTOR_INDEXES, auto_nprobe
 from searchapp.types import Document, NewDocument, Span
 
 DIM = 384
+
+
+def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
+    """``n`` passages of ``words`` words drawn from a Zipf-like distribution (p ~ 1/rank) over ``vocab`` words."""
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, vocab + 1))
+    cdf /= cdf[-1]
+    names = [f"w{i}" for i in range(vocab)]
+    out: list[str] = []
+    for start in range(0, n, 100_000):  # draws in blocks: one search of the CDF per word, not per passage
+        rows = min(100_000, n - start)
+        ranks = np.minimum(np.searchsorted(cdf, rng.random((rows, words))), vocab - 1)
+        out += [" ".join([names[r] for r in row]) for row in ranks.tolist()]
+    return out
+
+
+def queries(n: int, vocab: int, seed: int) -> list[str]:
+    """``n`` queries of 4 words of mid frequency (ranks 200 to 5,000 of :func:`corpus`'s vocabulary)."""
+    rng = np.random.default_rng(seed + 1)
+    return [" ".join(f"w{i}" for i in rng.integers(200, 5000, size=4)) for _ in range(n)]
 
 
 class StubEncoder:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from searchapp.errors import ConfigError
@@ -17,12 +17,13 @@ from searchapp.errors import ConfigError
 Scalar = str | int | float | bool
 # The metadata keys filters accept; texts are refused keys outside it when added.
 METADATA_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
-FIELDS = ("metadata", "path_prefix", "path_glob")
 
 
 @dataclass(frozen=True)
 class Filter:
-    """Conditions a document must meet, all of them.
+    """Conditions a document must meet, all of them. Its fields are the one declaration of a filter's conditions:
+    the JSON form (:meth:`parse`, the HTTP API's ``Filters``) and each store's compiler (``store/filter_sql.py``)
+    take theirs from them.
 
     ``metadata``: key -> value (exact match on the document's metadata) or a list of values (any of them).
     ``path_prefix``: the document's path (or text id) starts with this string (case-sensitive).
@@ -55,12 +56,18 @@ class Filter:
         metadata = value.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ConfigError("filters.metadata must be an object of key -> value")
-        for name in ("path_prefix", "path_glob"):
+        for name in PATH_FIELDS:
             if value.get(name) is not None and not isinstance(value[name], str):
                 raise ConfigError(f"filters.{name} must be a string")
-        return cls(dict(metadata), value.get("path_prefix"), value.get("path_glob"))
+        return cls(dict(metadata), **{name: value.get(name) for name in PATH_FIELDS})
 
     @property
     def empty(self) -> bool:
         """Whether the filter lets every document through."""
-        return not self.metadata and self.path_prefix is None and self.path_glob is None
+        return not self.metadata and all(getattr(self, name) is None for name in PATH_FIELDS)
+
+
+# A filter's conditions by name, in declaration order (its JSON form's keys), and those that are a string matched
+# against a document's path or text id (all but ``metadata``, the ones that default to none).
+FIELDS = tuple(f.name for f in fields(Filter))
+PATH_FIELDS = tuple(f.name for f in fields(Filter) if f.default is None)

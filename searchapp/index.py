@@ -32,7 +32,8 @@ from searchapp.ingest.files import is_under
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, SearchKwargs, seconds, whole
+from searchapp.query.options import SearchKwargs
+from searchapp.setting import MAX_FILE_MB, MAX_THREADS, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import rebuild

@@ -170,7 +170,7 @@ class Hit:
 Run = list[tuple[int, float]]
 # The largest whole number anything takes (a search option, a passage id, an offset, a character position): a
 # signed 64-bit integer, what SQLite, PostgreSQL's bigint and FAISS's ids hold. A larger one is refused where it
-# comes in (query/options.whole), naming this bound, instead of overflowing deep down.
+# comes in (setting.whole), naming this bound, instead of overflowing deep down.
 MAX_WHOLE = 2**63 - 1
 # PostgreSQL's text holds no NUL character, SQLite's does: an id, title, text or metadata string with one is
 # refused on every backend (``Index.add_texts``), and a lookup or filter value with one matches nothing.

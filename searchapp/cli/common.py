@@ -2,8 +2,8 @@
 
 An option group is declared here once and used by every command that takes it: the encoder and splitter options
 as ``Annotated`` types, the fusion options as a decorator built from :class:`~searchapp.query.fusion.Fusion`'s
-fields, so a new fusion setting appears in every command (and in the HTTP schema) without being written again;
-the search options likewise from their declaration (``query/options.py``).
+declared settings (``fusion.SETTINGS``), so a new fusion setting appears in every command (and in the HTTP
+schema) without being written again; the search options likewise from their declaration (``query/options.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import json
 import os
 import re
 import sys
-import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import Annotated, Any
 
 import typer
@@ -29,8 +27,9 @@ from searchapp.encode.device import DEVICES
 from searchapp.encode.pooling import pooling_names
 from searchapp.encode.precision import PRECISIONS
 from searchapp.errors import SearchappError
-from searchapp.query.fusion import Fusion, setting_help
-from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, MAX_WAIT_S, OPTIONS, Option
+from searchapp.query.fusion import SETTINGS
+from searchapp.query.options import OPTIONS
+from searchapp.setting import MAX_FILE_MB, MAX_THREADS, MAX_WAIT_S, Setting
 from searchapp.types import MAX_WHOLE
 
 DEFAULT_INDEX = ".searchapp"
@@ -229,35 +228,29 @@ def _fusion_option(name: str) -> str:
     return "--fusion" if name == "method" else "--" + name.replace("_", "-")
 
 
-def _upper(le: float | None, kind: Any) -> float | None:
-    # A whole number is bounded whether or not its setting says so (types.MAX_WHOLE).
-    return MAX_WHOLE if le is None and kind is int else le
-
-
 def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command one option per fusion setting (``--fusion``, ``--norm``, ``--alpha``, ...; ``only`` those
     named); the command receives them as ``fusion: dict[str, Any]`` (``None`` where not given)."""
-    hints = typing.get_type_hints(Fusion)
-    chosen = [f for f in fields(Fusion) if only is None or f.name in only]
+    chosen = [s for name, s in SETTINGS.items() if only is None or name in only]
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn, eval_str=True)
         kept = [p for p in sig.parameters.values() if p.name != "fusion"]
         added = [
             inspect.Parameter(
-                f"fusion_{f.name}", inspect.Parameter.KEYWORD_ONLY, default=None,
+                f"fusion_{s.name}", inspect.Parameter.KEYWORD_ONLY, default=None,
                 annotation=Annotated[
-                    hints[f.name] | None,
-                    typer.Option(_fusion_option(f.name), help=f"{setting_help(f.name)} (default: the index's).",
-                                 min=f.metadata["ge"], max=_upper(f.metadata["le"], hints[f.name])),
+                    s.kind | None,
+                    typer.Option(_fusion_option(s.name), help=f"{s.text(s.help)} (default: the index's).",
+                                 min=s.ge, max=s.upper()),
                 ],
             )
-            for f in chosen
+            for s in chosen
         ]
 
         @functools.wraps(fn)
         def command(*args: Any, **kwargs: Any) -> Any:
-            fusion = {f.name: kwargs.pop(f"fusion_{f.name}") for f in chosen}
+            fusion = {s.name: kwargs.pop(f"fusion_{s.name}") for s in chosen}
             return fn(*args, fusion=fusion, **kwargs)
 
         command.__signature__ = sig.replace(parameters=kept + added)  # type: ignore[attr-defined]
@@ -278,7 +271,7 @@ def search_options(
     own, short = own or {}, short or {}
     chosen = [opt for name, opt in OPTIONS.items() if name not in own]
 
-    def option(opt: Option) -> inspect.Parameter:
+    def option(opt: Setting) -> inspect.Parameter:
         flags = ["--" + opt.name.replace("_", "-"), *([short[opt.name]] if opt.name in short else [])]
         return inspect.Parameter(
             opt.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=opt.default,

@@ -42,9 +42,10 @@ from searchapp.cli.common import (
     shown_key,
 )
 from searchapp.errors import SearchappError
+from searchapp.filters import Filter
 from searchapp.ingest.sections import SEPARATOR, shown_with_title
 from searchapp.keyvalue import parse_choices
-from searchapp.query.options import MAX_THREADS
+from searchapp.setting import MAX_THREADS
 from searchapp.types import Explanation, Hit, Snippet
 
 if TYPE_CHECKING:
@@ -228,14 +229,12 @@ def query(
         _render(q, options["mode"], hits, as_json, header=file is not None)
 
 
-def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> dict[str, Any] | None:
-    metadata = parse_choices(pairs, "--filter")
+def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> Filter | None:
     if path_prefix is not None and os.path.exists(path_prefix):
         # Files are stored by absolute path; an existing path given on the command line means that file or folder.
         path_prefix = os.path.abspath(path_prefix)
-    if not metadata and path_prefix is None and path_glob is None:
-        return None
-    return {"metadata": metadata, "path_prefix": path_prefix, "path_glob": path_glob}
+    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob)
+    return None if flt.empty else flt
 
 
 def _queries(text: str | None, file: Path | None) -> list[str]:

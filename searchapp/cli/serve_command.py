@@ -17,7 +17,7 @@ from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, di
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError
 from searchapp.extras import missing
-from searchapp.query.options import MAX_FILE_MB
+from searchapp.setting import MAX_FILE_MB
 
 if TYPE_CHECKING:
     from searchapp.index import Index

@@ -127,6 +127,13 @@ class Encoder:
         return self._model
 
     @property
+    def model(self) -> TransformerModel:
+        """The torch model this encoder runs (its tokenizer and forward pass, ``encode/transformer.py``), loaded
+        on first use and shared by the encoders of the same model, threads, precision and device in this
+        process."""
+        return self._load()
+
+    @property
     def dimension(self) -> int:
         """Vector dimension d of this model and pooling (loads the model)."""
         if self._dimension is None:

@@ -4,10 +4,10 @@ passages of every bf16 index, which is what ``auto`` gives on such a CPU (``SEAR
 
 On this project's CPU (Xeon with AMX) OpenVINO's bf16 graph ran the forward pass 3x faster than torch fp32 and
 about 2x faster than torch's own bf16 autocast, with the same vectors as torch bf16 to a cosine of 0.99997
-(benchmarks/cpu_paths.py, docs/performance.md). The model is converted once from the local weights by a process
-that has torch anyway (an ingest) into ``<cache>/openvino/`` under a key of the model files' contents and the
-converting tools' versions (as the ONNX graph is), then read without torch. Only last-layer poolings (mean, CLS,
-max) run here.
+(benchmarks/studies/cpu_paths.py, docs/performance.md). The model is converted once from the local weights by a
+process that has torch anyway (an ingest) into ``<cache>/openvino/`` under a key of the model files' contents and
+the converting tools' versions (as the ONNX graph is), then read without torch. Only last-layer poolings (mean,
+CLS, max) run here.
 """
 
 from __future__ import annotations

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 from searchapp.errors import ConfigError
 from searchapp.query.adaptive import adaptive_alpha, adaptive_choice
-from searchapp.types import BM25_MIN, COSINE_MIN, MAX_WHOLE, Candidates, Run
+from searchapp.setting import MAX_K, Setting, declared
+from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
 
 Normaliser = Callable[[Mapping[int, float], Mapping[int, float]], tuple[dict[int, float], dict[int, float]]]
 FusionMethod = Callable[[Candidates, "Fusion"], Run]
@@ -60,33 +61,25 @@ def method_names() -> list[str]:
     return list(_METHODS)
 
 
-def _setting(
-    default: Any,
-    help: str,
-    *,
-    choices: Callable[[], list[str]] | None = None,
-    ge: float | None = None,
-    le: float | None = None,
-    label: str | None = None,
-) -> Any:
-    """A fusion setting with what the CLI options, the HTTP schema and validation derive from it (``label``: its
-    name in messages, where that differs from the field's)."""
-    return field(default=default, metadata={"help": help, "choices": choices, "ge": ge, "le": le, "label": label})
+def _setting(default: Any, help: str, **bounds: Any) -> Any:
+    """A fusion setting, declared once (setting.py): the CLI's help and the HTTP schema's description are both
+    ``help``."""
+    return Setting(default, help, doc=help, **bounds).field()
 
 
 @dataclass(frozen=True)
 class Fusion:
     """How hybrid ranking fuses the two sides. Stored in the index config; overridable per query.
 
-    Each field's metadata (help, choices, bounds) is the one declaration that validation here, the CLI's fusion
-    options and the HTTP API's ``fusion`` object are built from.
+    Each field is a :class:`~searchapp.setting.Setting` (help, choices, bounds), the one declaration that
+    validation here, the CLI's fusion options and the HTTP API's ``fusion`` object are built from.
     """
 
-    method: str = _setting("adaptive", "Hybrid fusion", choices=method_names, label="fusion")
-    norm: str = _setting("zscore", "Score normalisation", choices=norm_names, label="normalisation")
+    method: str = _setting("adaptive", "Hybrid fusion: {choices}", choices=method_names, label="fusion")
+    norm: str = _setting("zscore", "Score normalisation: {choices}", choices=norm_names, label="normalisation")
     alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0, le=1)
     rrf_k: int = _setting(60, "RRF constant", ge=0)
-    k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1)
+    k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1, per_request=MAX_K)
     alpha_question: float = _setting(0.9, "Adaptive fusion: dense weight for questions", ge=0, le=1)
     alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0, le=1)
     lexical_spread: float = _setting(
@@ -94,18 +87,8 @@ class Fusion:
         "over the candidates) the lexical weight shrinks in proportion; 0 turns it off", ge=0)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value, meta = getattr(self, f.name), f.metadata
-            if meta["choices"] is not None and value not in meta["choices"]():
-                label = meta["label"] or f.name
-                raise ConfigError(f"unknown {label} '{value}': use one of {', '.join(meta['choices']())}")
-            lo, hi = meta["ge"], meta["le"]
-            if isinstance(value, int) and hi is None:
-                hi = MAX_WHOLE
-            if (lo is not None and not lo <= value) or (hi is not None and not value <= hi):
-                bound = f"in [{lo}, {hi}]" if hi is not None else f"at least {lo}"
-                raise ConfigError(f"{f.name} must be {bound}, got {value}")
-
+        for name, setting in SETTINGS.items():
+            setting.check(getattr(self, name))
 
     def describe(self) -> str:
         """The settings that act under this method, in a few words (e.g. ``convex zscore alpha=0.8``)."""
@@ -119,11 +102,8 @@ class Fusion:
         return self.method
 
 
-def setting_help(name: str) -> str:
-    """The help text of fusion setting ``name``, with its valid names where it has a list of them."""
-    meta = next(f.metadata for f in fields(Fusion) if f.name == name)
-    choices = f": {', '.join(meta['choices']())}" if meta["choices"] else ""
-    return f"{meta['help']}{choices}"
+# Every fusion setting by name, in declaration order (the order of the CLI's options and of the HTTP object).
+SETTINGS: dict[str, Setting] = declared(Fusion)
 
 
 def fuse(cands: Candidates, fusion: Fusion) -> Run:

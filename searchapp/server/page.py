@@ -19,7 +19,8 @@ from importlib import resources
 
 from searchapp.display import escapes, layout
 from searchapp.query.options import MODES
-from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS, SearchRequest
+from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_QUERY_CHARS, SearchRequest
+from searchapp.setting import MAX_K
 
 # Route -> (file in static/, media type).
 FILES: dict[str, tuple[str, str]] = {

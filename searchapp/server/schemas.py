@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import typing
-from dataclasses import fields
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from searchapp.query.fusion import Fusion, setting_help
-from searchapp.query.options import MAX_K, OPTIONS, flatten
+from searchapp.filters import FIELDS, PATH_FIELDS
+from searchapp.query.fusion import SETTINGS
+from searchapp.query.options import OPTIONS, flatten
+from searchapp.setting import Setting
 from searchapp.types import MAX_WHOLE, Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes (MAX_K, the
-# most hits and the deepest offset, is the search options': query/options.py).
+# most hits and the deepest offset, is the settings': setting.py).
 MAX_QUERY_CHARS = 10_000  # of a query, and of the ``q`` whose words a document or context highlights
 MAX_QUERIES = 256
 # Queries x k of one batch: 256 x 1000 hits made a 194 MB answer. 10 x 1000 or 256 x 39 still fit.
@@ -37,18 +37,21 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def _field(s: Setting, default: Any, kind: Any = None) -> tuple[Any, Any]:
+    """A request field of setting ``s``: its type (``kind``, else its valid names where it has them, else its
+    declared type), ``default``, its bounds (``per_request`` the upper one where it has one) and its
+    description."""
+    if kind is None:
+        kind = Literal[s.names()] if s.choices else s.kind
+    if default is None:
+        kind = kind | None
+    doc = s.text(s.doc) if s.doc is not None else None
+    return kind, Field(default=default, ge=s.ge, le=s.request_upper(), description=doc)
+
+
 def _fusion_overrides() -> type[BaseModel]:
-    """Per-request hybrid settings, one optional field per field of :class:`Fusion` with its choices and bounds
-    (``k0`` also at most ``MAX_K``)."""
-    hints = typing.get_type_hints(Fusion)
-    spec: dict[str, Any] = {}
-    for f in fields(Fusion):
-        meta = f.metadata
-        kind: Any = Literal[tuple(meta["choices"]())] if meta["choices"] else hints[f.name]
-        le = MAX_K if f.name == "k0" else meta["le"]
-        if le is None and hints[f.name] is int:
-            le = MAX_WHOLE
-        spec[f.name] = (kind | None, Field(default=None, ge=meta["ge"], le=le, description=setting_help(f.name)))
+    """Per-request hybrid settings, one optional field per fusion setting (query/fusion.py)."""
+    spec = {name: _field(s, None) for name, s in SETTINGS.items()}
     return create_model(  # type: ignore[call-overload, no-any-return]
         "FusionOverrides", __base__=_Strict, __doc__="Per-request hybrid settings; omitted ones keep the index's "
         "(see docs/evaluation.md).", **spec
@@ -58,13 +61,18 @@ def _fusion_overrides() -> type[BaseModel]:
 FusionOverrides = _fusion_overrides()
 
 
-class Filters(_Strict):
-    """Only documents meeting all conditions: metadata key -> value or list of values (any of them), path or
-    text id prefix, glob over the full path or text id."""
+def _filters() -> type[BaseModel]:
+    """A filter's JSON form, one field per condition of :class:`~searchapp.filters.Filter`: its metadata an
+    object, each path condition a string."""
+    spec = {name: (str | None, None) if name in PATH_FIELDS else (dict[str, Any], Field(default_factory=dict))
+            for name in FIELDS}
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "Filters", __base__=_Strict, __doc__="Only documents meeting all conditions: metadata key -> value or list "
+        "of values (any of them), path or\ntext id prefix, glob over the full path or text id.", **spec
+    )
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    path_prefix: str | None = None
-    path_glob: str | None = None
+
+Filters = _filters()
 
 
 # The HTTP form of the options whose Python type is not plain JSON.
@@ -84,12 +92,7 @@ def _search_options() -> type[_Options]:
     been)."""
     spec: dict[str, Any] = {}
     for name, opt in OPTIONS.items():
-        kind: Any = _TYPES.get(name) or (Literal[opt.choices] if opt.choices else opt.kind)
-        if opt.default is None:
-            kind = kind | None
-        le = opt.per_request if opt.per_request is not None else opt.upper()
-        doc = opt.text(opt.doc) if opt.doc is not None else None
-        spec[name] = (kind, Field(default=opt.default, ge=opt.ge, le=le, description=doc))
+        spec[name] = _field(opt, opt.default, _TYPES.get(name))
         if name == "filters":
             spec["fusion"] = (FusionOverrides | None, None)  # type: ignore[valid-type]
     return create_model(  # type: ignore[call-overload, no-any-return]

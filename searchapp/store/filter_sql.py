@@ -7,14 +7,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from searchapp.filters import Filter
+from searchapp.filters import PATH_FIELDS, Filter
 from searchapp.types import NUL
 
 # A SQL SELECT of passage ids with its bound parameters.
 Restrict = tuple[str, dict[str, Any]]
 
 
-# Each dialect's SQL for a filter's parts: ``{f}`` is a metadata field, ``{p}`` a bound parameter's name.
+# Each dialect's SQL for a filter's parts: ``{f}`` is a metadata field, ``{p}`` a bound parameter's name; a path
+# condition (filters.PATH_FIELDS) under its field's name.
 _DIALECTS: dict[str, dict[str, str]] = {
     "sqlite": {
         # json_extract gives JSON true/false as 1/0, so booleans and numbers are told apart by json_type.
@@ -22,8 +23,8 @@ _DIALECTS: dict[str, dict[str, str]] = {
         "bool": "json_type({f}) = '{b}'",
         "str": "json_extract({f}) = :{p}",  # a SQL text never equals a number: no type check needed
         "num": "(json_type({f}) IN ('integer', 'real') AND json_extract({f}) = :{p})",
-        "prefix": "substr({docs}.path, 1, length(:fprefix)) = :fprefix",
-        "glob": "{docs}.path GLOB :fglob",
+        "path_prefix": "substr({docs}.path, 1, length(:{p})) = :{p}",
+        "path_glob": "{docs}.path GLOB :{p}",
         "all": "1",
         "none": "0",
     },
@@ -32,8 +33,8 @@ _DIALECTS: dict[str, dict[str, str]] = {
         "bool": "{f} = CAST('{b}' AS jsonb)",
         "str": "{f} = to_jsonb(CAST(:{p} AS text))",
         "num": "(jsonb_typeof({f}) = 'number' AND CAST({f} AS numeric) = :{p})",  # 1 = 1.0, never "1" or true
-        "prefix": "left({docs}.path, length(:fprefix)) = :fprefix",
-        "glob": "{docs}.path ~ :fglob",
+        "path_prefix": "left({docs}.path, length(:{p})) = :{p}",
+        "path_glob": "{docs}.path ~ :{p}",
         "all": "TRUE",
         "none": "FALSE",
     },
@@ -59,14 +60,15 @@ def where(flt: Filter, docs: str = "d", dialect: str = "sqlite") -> tuple[str, d
             params[f"f{n}_{m}"] = v
             options.append(sql["str" if isinstance(v, str) else "num"].format(f=field, p=f"f{n}_{m}"))
         clauses.append("(" + " OR ".join(options) + ")")
-    if any(NUL in v for v in (flt.path_prefix, flt.path_glob) if v is not None):
-        clauses.append(sql["none"])
-    elif flt.path_prefix is not None:
-        params["fprefix"] = flt.path_prefix
-        clauses.append(sql["prefix"].format(docs=docs))
-    if flt.path_glob is not None and NUL not in flt.path_glob:
-        params["fglob"] = flt.path_glob if dialect == "sqlite" else glob_regex(flt.path_glob)
-        clauses.append(sql["glob"].format(docs=docs))
+    for name in PATH_FIELDS:  # a condition without its SQL above is a KeyError, never a filter quietly dropped
+        value = getattr(flt, name)
+        if value is None:
+            continue
+        if NUL in value:  # no stored path or text id has one (types.NUL): never bound
+            clauses.append(sql["none"])
+            continue
+        params[f"f_{name}"] = glob_regex(value) if (dialect, name) == ("postgresql", "path_glob") else value
+        clauses.append(sql[name].format(docs=docs, p=f"f_{name}"))
     return " AND ".join(clauses) or sql["all"], params
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from searchapp.errors import ConfigError
-from searchapp.types import MAX_WHOLE
+from searchapp.setting import MAX_C_INT, whole
 
 VECTOR_INDEXES = ("auto", "flat", "ivf")
 
@@ -43,13 +43,10 @@ class VectorPolicy:
     def __post_init__(self) -> None:
         if self.kind not in VECTOR_INDEXES:
             raise ConfigError(f"unknown vector index '{self.kind}': use one of {', '.join(VECTOR_INDEXES)}")
-        # FAISS takes nprobe as a C int; the threshold is compared with counts (types.MAX_WHOLE bounds both).
-        for name, value, lo, hi in (("ivf_threshold", self.ivf_threshold, 1, MAX_WHOLE),
-                                    ("nprobe", self.nprobe, 0, 2**31 - 1)):
-            if value is None and name == "ivf_threshold":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                raise ConfigError(f"{name} must be a whole number in [{lo}, {hi}], got {value!r}")
+        # FAISS takes nprobe as a C int; the threshold is compared with counts.
+        if self.ivf_threshold is not None:
+            whole("ivf_threshold", self.ivf_threshold, ge=1)
+        whole("nprobe", self.nprobe, le=MAX_C_INT)
 
     def for_backend(self, backend: str) -> VectorPolicy:
         """This policy with ``backend``'s default threshold where it names none."""

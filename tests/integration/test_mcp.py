@@ -27,10 +27,11 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from searchapp import Index  # noqa: E402
 from searchapp.errors import ConfigError  # noqa: E402
-from searchapp.query.options import MAX_K, OPTIONS  # noqa: E402
+from searchapp.query.options import OPTIONS  # noqa: E402
 from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server  # noqa: E402
 from searchapp.server.mcp_sessions import SESSIONS_PER_CLIENT  # noqa: E402
 from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest  # noqa: E402
+from searchapp.setting import MAX_K  # noqa: E402
 from tests.conftest import SMALL_TEXTS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 

@@ -88,3 +88,14 @@ def test_peer_that_cannot_be_imported_is_a_skipped_row(tmp_path: Path) -> None:
         row = out["systems"][name]
         assert row["ok"] is False and row["skipped"] is True
         assert "no-such-python" in row["reason"]
+
+
+def test_searchapp_row_alone(tmp_path: Path) -> None:
+    """searchapp's own row, which needs no peer package: the smoke test of benchmarks/peers.py wherever the peers
+    are not installed (tests/integration/test_benchmarks.py)."""
+    ds = write_beir(tmp_path / "tiny")
+    out = run_peers(str(ds), "--split", "test", "--systems", "searchapp", "--warmup", "1")
+    row = out["systems"]["searchapp"]
+    assert row["ok"], row.get("reason")
+    assert set(row["ndcg@10"]) == {"hybrid", "dense", "lexical"} and row["pieces_embedded"] == out["corpus_pieces"]
+    assert row["settings"]["query_encoder"] and row["latency_ms"]["hybrid"]["p50"] > 0

@@ -481,7 +481,8 @@ def test_the_page_takes_the_apis_values_from_the_server(index: Index) -> None:
     import re
 
     from searchapp.display import escapes, layout
-    from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_K, MAX_QUERY_CHARS
+    from searchapp.server.schemas import DEFAULT_DOCUMENT_CHARS, MAX_QUERY_CHARS
+    from searchapp.setting import MAX_K
 
     with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
         page, script = http.get("/").text, http.get("/ui/app.js").text

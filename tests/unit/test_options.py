@@ -17,7 +17,8 @@ import typer.main
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import OPTIONS, FusionKwargs, Option, flatten, nest, resolve
+from searchapp.query.options import OPTIONS, FusionKwargs, flatten, nest, resolve
+from searchapp.setting import Setting
 
 PACKAGE = Path(__file__).resolve().parents[2] / "searchapp"
 
@@ -58,10 +59,31 @@ def test_the_engine_the_http_schema_the_client_and_the_cli_take_the_declared_opt
     assert all(SearchOptions.model_fields[n].default == opt.default for n, opt in OPTIONS.items())
 
 
+def test_the_fusion_settings_are_declared_as_the_options_are() -> None:
+    """One mechanism: each fusion setting is a Setting, from which the CLI's fusion options and the HTTP API's
+    ``fusion`` object take their bounds (``k0`` its per-request bound too) and help."""
+    from searchapp.cli import app
+    from searchapp.query.fusion import SETTINGS
+    from searchapp.setting import MAX_K
+
+    assert list(SETTINGS) == [f.name for f in fields(Fusion)]
+    assert all(isinstance(s, Setting) and s.default == getattr(Fusion(), n) for n, s in SETTINGS.items())
+    cli = {p.name: p for p in _query_command(app).params}
+    for name, s in SETTINGS.items():
+        option = cli[f"fusion_{name}"]
+        assert (option.min, option.max) == (s.ge, s.upper()) and option.help.startswith(s.text(s.help))
+    pytest.importorskip("fastapi")
+    from searchapp.server.schemas import FusionOverrides
+
+    schema = FusionOverrides.model_json_schema()["properties"]
+    assert schema["k0"]["anyOf"][0]["maximum"] == MAX_K == SETTINGS["k0"].request_upper()
+    assert schema["method"]["description"] == "Hybrid fusion: " + ", ".join(SETTINGS["method"].names())
+
+
 def test_a_new_option_appears_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     from searchapp.cli.common import search_options
 
-    fresh = Option(7, "A new option.", doc="A new option.", ge=1, per_request=9, name="fresh", kind=int)
+    fresh = Setting(7, "A new option.", doc="A new option.", ge=1, per_request=9, name="fresh", kind=int)
     monkeypatch.setitem(OPTIONS, "fresh", fresh)
     assert resolve({}, Fusion())[0]["fresh"] == 7 and nest({})["fresh"] == 7
     with pytest.raises(ConfigError, match=r"fresh must be a whole number in \[1, 9223372036854775807\], got 0"):
@@ -91,7 +113,11 @@ def test_bad_values_are_refused_with_one_message_each() -> None:
         ({"mode": "lexical", "min_score": 0.5}, "which lexical mode does not compute"),
         ({"filters": 3}, "filters must be an object"),
         ({"colour": "red"}, "unknown fusion setting colour"),
-        ({"alpha": 2}, r"alpha must be in \[0, 1\]"),
+        ({"alpha": 2}, r"alpha must be a number in \[0, 1\], got 2"),
+        ({"k0": 2.5}, r"k0 must be a whole number in \[1, 9223372036854775807\], got 2.5"),
+        ({"rrf_k": True}, r"rrf_k must be a whole number in \[0, 9223372036854775807\], got True"),
+        ({"lexical_spread": -1}, r"lexical_spread must be a number >= 0, got -1"),
+        ({"method": "sum"}, "unknown fusion 'sum': use one of adaptive, convex, rrf"),
     ]:
         with pytest.raises(ConfigError, match=message):
             resolve(options, Fusion())

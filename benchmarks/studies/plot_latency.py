@@ -1,9 +1,11 @@
 """Plot query latency against index size from benchmarks/query.py --json outputs.
 
     .venv/bin/python benchmarks/query.py --passages 10000 --json > q10k.json   # and 100k, 1M
-    .venv/bin/python benchmarks/plot_latency.py q10k.json q100k.json q1m.json --out docs/latency.png
+    .venv/bin/python benchmarks/studies/plot_latency.py q10k.json q100k.json q1m.json --out docs/latency.png
 
 Needs matplotlib (pip install matplotlib; not a dependency of searchapp).
+
+A study, kept for the figure it backs: docs/performance.md, "Query latency against index size" (docs/latency.png).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import machine_line
 
 

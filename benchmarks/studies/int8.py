@@ -1,12 +1,14 @@
 """Int8 (PyTorch dynamic quantisation of every Linear layer) against bf16 and fp32: forward speed and quality.
 
-    .venv/bin/python benchmarks/int8.py [--sets trecqa-dev,trecqa-train] [--runs 3] [--json]
+    .venv/bin/python benchmarks/studies/int8.py [--sets trecqa-dev,trecqa-train] [--runs 3] [--json]
 
 Speed: 128 SciFact abstracts cut to 126 word pieces, batches of 32, mean pooling, the three precisions timed in
 turn within each run (median of --runs), ratio to fp32; the lowest cosine of any passage's int8 or bf16 vector to
 its fp32 vector. Quality: dense nDCG@10 of each precision on the given visible splits
-(benchmarks/pooling_sweep.py's retrieval scoring). A precision is adoptable only if nDCG@10 stays within 0.005 of
-fp32 on every split.
+(benchmarks/studies/pooling_sweep.py's retrieval scoring). A precision is adoptable only if nDCG@10 stays within
+0.005 of fp32 on every split.
+
+A study, kept for the figure it backs: docs/performance.md, "Int8: faster, but not within the quality bar".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import statistics
 import time
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import pooling_sweep
 import torch
 from _common import SETS, command, markdown_table, print_json

@@ -1,6 +1,6 @@
 """Where a lexical search's time goes, on a real index and real queries.
 
-    .venv/bin/python benchmarks/lexical_breakdown.py INDEX_DIR QUERIES_JSONL [--queries 300] [--json]
+    .venv/bin/python benchmarks/studies/lexical_breakdown.py INDEX_DIR QUERIES_JSONL [--queries 300] [--json]
 
 INDEX_DIR: a folder index (``searchapp eval`` caches one per collection under ``<cache>/eval/``); QUERIES_JSONL:
 the collection's BEIR queries file (``{"_id", "text"}`` a line). For each query, in this order, each step timed
@@ -11,6 +11,9 @@ alone over every query before the next (so caches warm alike):
 - ``Index.search``: the product's whole lexical search (the above, hydration of the hits, snippets).
 
 Prints the median and p95 of each in milliseconds and the mean number of matching passages and of query terms.
+
+A study, kept for the figure it backs: docs/performance.md, "Where a query's time goes: the stages, and what
+changed" and "Against txtai and LangChain".
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import call_ms, print_json
 
 from searchapp import Index

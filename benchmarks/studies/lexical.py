@@ -1,12 +1,14 @@
 """Lexical engines on synthetic passages: our FTS5 store against rank_bm25, in one process.
 
-    .venv/bin/python benchmarks/lexical.py --passages 100000 --queries 50 [--json]
+    .venv/bin/python benchmarks/studies/lexical.py --passages 100000 --queries 50 [--json]
 
 Passages are 60 words drawn from a Zipf-like vocabulary of 50,000 words (seeded); queries are 4 words of
 mid frequency. Prints build time, per-query latency (median, p95) of the FTS5 index as searchapp uses it
 (`store.lexical.search`, OR of terms, top 100) and of rank_bm25's BM25Okapi (`get_scores` + top 100), the
 ratio, the FTS5 index's size on disk, and an incremental add/remove of 1,000 passages in FTS5 (rank_bm25 can
 only rebuild).
+
+A study, kept for the figure it backs: docs/performance.md, "Lexical index: FTS5 against rank_bm25".
 """
 
 from __future__ import annotations
@@ -18,31 +20,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import call_ms, key_values, machine, print_json
+from query import corpus, queries
 
 from searchapp.store import lexical
 from searchapp.store.database import Database
 from searchapp.types import Document, NewDocument, Span
-
-
-def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
-    """``n`` passages of ``words`` words drawn from a Zipf-like distribution (p ~ 1/rank) over ``vocab`` words."""
-    rng = np.random.default_rng(seed)
-    cdf = np.cumsum(1.0 / np.arange(1, vocab + 1))
-    cdf /= cdf[-1]
-    names = [f"w{i}" for i in range(vocab)]
-    out: list[str] = []
-    for start in range(0, n, 100_000):  # draws in blocks: one search of the CDF per word, not per passage
-        rows = min(100_000, n - start)
-        ranks = np.minimum(np.searchsorted(cdf, rng.random((rows, words))), vocab - 1)
-        out += [" ".join([names[r] for r in row]) for row in ranks.tolist()]
-    return out
-
-
-def queries(n: int, vocab: int, seed: int) -> list[str]:
-    rng = np.random.default_rng(seed + 1)
-    return [" ".join(f"w{i}" for i in rng.integers(200, 5000, size=4)) for _ in range(n)]
 
 
 def timed(fn: Callable[[str], object], items: list[str]) -> tuple[float, float]:

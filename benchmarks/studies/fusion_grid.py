@@ -1,10 +1,12 @@
 """Hybrid fusion settings on the visible splits, on the candidates of the default index (mean pooling).
 
-    .venv/bin/python benchmarks/fusion_grid.py [--sets scifact:train,wikiqa:dev,...] [--json]
+    .venv/bin/python benchmarks/studies/fusion_grid.py [--sets scifact:train,wikiqa:dev,...] [--json]
 
 For every set: nDCG@10 of lexical, dense, and hybrid with each normalisation x alpha, RRF, and the adaptive
 default. Indexes are the same cached ones `searchapp eval` builds; candidates are gathered once per query
 (k0 = 100) and every setting is scored on them. Indexes use the fp32 forward pass unless --precision says.
+
+A study, kept for the figure it backs: docs/evaluation.md, "All fusion methods, nDCG@10".
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig

@@ -1,7 +1,7 @@
 """Why the folder's and PostgreSQL's lexical nDCG@10 differ on a visible split: BM25 recomputed from each
 engine's own tokens, with each engine's idf, so that one difference at a time can be switched.
 
-    .venv/bin/python benchmarks/lexical_engines.py SET --split SPLIT --index 'URL&schema=S' [--folder-index DIR]
+    .venv/bin/python benchmarks/studies/lexical_engines.py SET --split SPLIT --index 'URL&schema=S' [--folder-index DIR]
 
 SET: a BEIR folder (or its name under ../shared/data); --index: the PostgreSQL index of it that `searchapp eval
 SET --split SPLIT --precision fp32 --index URL` made; --folder-index: the folder index of it (default: the cached
@@ -29,6 +29,8 @@ passages of every length from 2 to 129). The average length is the exact one in 
 and documents are folded from passages as ``searchapp eval`` does. The ``fts5``/FTS5-idf/exact cell should equal
 the folder's lexical figure and ``pg-index``/Lucene-idf/norm PostgreSQL's (``pg-english``/Lucene-idf/norm was
 PostgreSQL's before 0009); the rest tells which difference moves the score.
+
+A study, kept for the figure it backs: docs/postgres.md, "Figures" ("Why lexical differs: idf and length").
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import sqlalchemy as sa
 from _common import DATA, print_json
 

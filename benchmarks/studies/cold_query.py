@@ -1,6 +1,6 @@
 """A one-shot `searchapp query` in a fresh process, and a warm question's embedding, with and without ONNX.
 
-    .venv/bin/python benchmarks/cold_query.py [--runs 7] [--json]
+    .venv/bin/python benchmarks/studies/cold_query.py [--runs 7] [--json]
 
 Builds an index of the bundled sample (data/sample) in a temporary folder (which also exports the model's ONNX
 graph into the cache, as any ingest does), then times `searchapp query QUESTION` as a new process, hybrid and
@@ -8,6 +8,8 @@ lexical, with the ONNX query path and with it switched off (SEARCHAPP_ONNX=0: to
 run by run so that load on the machine hits them alike. Warm: the median time to embed one short question in a
 process that already holds the model, ONNX Runtime against torch (fp32 and this machine's auto precision).
 Each figure is the median over --runs (cold) or 200 calls (warm).
+
+A study, kept for the figure it backs: docs/performance.md, "A one-shot query: about a second".
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import ROOT, call_ms, command, machine, markdown_table, print_json
 
 QUESTION = "how do I rotate the signing keys?"

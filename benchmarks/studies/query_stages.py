@@ -1,6 +1,6 @@
 """Where a hybrid query's time goes, stage by stage, on an index benchmarks/query.py built.
 
-    .venv/bin/python benchmarks/query_stages.py INDEX_DIR [--queries 100] [--seed 0]
+    .venv/bin/python benchmarks/studies/query_stages.py INDEX_DIR [--queries 100] [--seed 0]
 
 INDEX_DIR: a folder index kept by ``benchmarks/query.py --index-dir``; the queries are that benchmark's (4
 mid-frequency words) and the query vectors random, so query embedding is excluded. Each stage is timed alone over
@@ -8,6 +8,9 @@ every query, after one untimed call: the dense search (k0 = 100), FTS5 finding t
 scoring them (``bm25()``, top 100), the hybrid's materialised matches (``store/lexical.Matches``), the fusion,
 hydration of the ten hits and their snippets; then the whole ``Index.search`` per mode. Prints JSON: p50 / p95
 milliseconds per stage, the mean number of matching passages and the machine.
+
+A study, kept for the figure it backs: docs/performance.md, "Where a query's time goes: the stages, and what
+changed".
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import call_ms, machine, print_json
-from lexical import queries
-from query import StubEncoder
+from query import StubEncoder, queries
 
 from searchapp import Index
 from searchapp.analysis import query_terms

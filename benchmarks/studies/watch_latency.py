@@ -1,6 +1,6 @@
 """How long a change to a watched folder takes to be seen by a query in another process.
 
-    .venv/bin/python benchmarks/watch_latency.py [--runs 10] [--debounce 0.5] [--json]
+    .venv/bin/python benchmarks/studies/watch_latency.py [--runs 10] [--debounce 0.5] [--json]
 
 Copies the bundled sample (data/sample) into a temporary folder and starts `searchapp watch FOLDER --json` on it
 (the real model, default settings but --debounce). Once its ingest at start is done, each run writes a new file
@@ -11,6 +11,8 @@ Each change waits for the previous one's write session, so each is a burst of it
 The baseline, in the same run and on another copy of the folder: what one would do without the watcher, a
 `searchapp ingest FOLDER` process after the change (new process, model loaded, the folder walked and the one
 file embedded), timed from its start to its exit.
+
+A study, kept for the figure it backs: docs/cli.md, "`searchapp watch FOLDER...`".
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import ROOT, command, machine, markdown_table, print_json
 
 TIMEOUT_S = 120.0

@@ -1,6 +1,6 @@
 """Lexical scoring in parts on several cores, and what SQLite's memory statistics do to it.
 
-    .venv/bin/python benchmarks/lexical_parts.py DIR [--queries 100] [--json]
+    .venv/bin/python benchmarks/studies/lexical_parts.py DIR [--queries 100] [--json]
 
 DIR: a folder index of benchmarks/query.py's synthetic corpus (its --index-dir), whose queries (4 mid-frequency
 words of the same vocabulary) are used here. Two measurements, query embedding excluded:
@@ -13,6 +13,9 @@ words of the same vocabulary) are used here. Two measurements, query embedding e
 - ``search``: ``Index.search`` p50 / p95 ms in lexical and hybrid mode with the lexical side in one part and in
   parts (``store.folder.PARALLEL_MIN`` set past and below the index's size), alternately for three rounds, in
   this process (statistics off, as every searchapp process has them).
+
+A study, kept for the figure it backs: docs/performance.md, "Lexical scoring in parts, and SQLite's memory
+statistics".
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import call_ms, machine, print_json
-from lexical import queries
+from query import queries
 
 
 def streams(folder: Path, n: int, statistics_off: bool) -> dict[str, float]:

@@ -1,7 +1,7 @@
 """Per-query evidence that could make the adaptive rule lean further to dense on questions, measured against the
 shipped default on the visible splits (docs/evaluation.md, "The held-out non-factoid gap").
 
-    .venv/bin/python benchmarks/fusion_candidates.py [--sets scifact:train,wikiqa:dev,...] [--json]
+    .venv/bin/python benchmarks/studies/fusion_candidates.py [--sets scifact:train,wikiqa:dev,...] [--json]
         [--family evidence|normalisation|all]
 
 Indexes are the cached ones `searchapp eval` builds (fp32 forward pass unless --precision says); about a minute
@@ -28,12 +28,15 @@ queries the default and "dense top M" win and lose against dense alone. Part 2: 
 its default (nDCG@10, change against the default, margin over the better single retriever as mean / one-sided
 95% lower bound, the rule ``searchapp tune`` chooses by; ``--json`` adds the change's paired 95% bootstrap
 interval). Part 3: leave-one-collection-out as
-benchmarks/fusion_loco.py runs it, the candidate's setting chosen jointly with the rule's three numbers
+benchmarks/studies/fusion_loco.py runs it, the candidate's setting chosen jointly with the rule's three numbers
 (fusion_loco's grid) on the other collections by the largest worst lower-bound margin, then scored on the
 held-out one.
 
 Each query's nDCG@10 is tabulated once over dense weights 0, 0.001, ..., 1 (a weight is rounded to the nearest
 before it is looked up); that reproduces the default's per-query figures exactly, which the script checks.
+
+A study, kept for the figure it backs: docs/evaluation.md, "Per-query evidence for leaning to dense, measured" and
+"The normalisation instead of the weight, measured".
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 from fusion_loco import QUESTION, SPREAD, STATEMENT, interval

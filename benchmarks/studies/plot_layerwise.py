@@ -1,9 +1,12 @@
 """Plot the layer-wise study: score against layer for each token pooling, one panel per set.
 
-    .venv/bin/python benchmarks/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
-    .venv/bin/python benchmarks/plot_layerwise.py layerwise.json --out docs/layerwise.png
+    .venv/bin/python benchmarks/studies/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
+    .venv/bin/python benchmarks/studies/plot_layerwise.py layerwise.json --out docs/layerwise.png
 
 Needs matplotlib (pip install matplotlib; not a dependency of searchapp).
+
+A study, kept for the figure it backs: docs/pooling.md, "Ma et al.'s layer-wise study, on this model (STS-B dev)"
+and "The same study on retrieval" (docs/layerwise.png, docs/layerwise-retrieval.png).
 """
 
 from __future__ import annotations

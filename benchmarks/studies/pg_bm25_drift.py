@@ -1,13 +1,15 @@
 """How far pg_textsearch's BM25 scores drift after deletes, and what rebuilding the index costs.
 
-    .venv/bin/python benchmarks/pg_bm25_drift.py --index URL [--passages 20000] [--delete 0.1] [--json]
+    .venv/bin/python benchmarks/studies/pg_bm25_drift.py --index URL [--passages 20000] [--delete 0.1] [--json]
 
-Builds an index of N synthetic passages (benchmarks/lexical.py's corpus, random vectors) in the PostgreSQL
+Builds an index of N synthetic passages (benchmarks/studies/lexical.py's corpus, random vectors) in the PostgreSQL
 schema the URL names (it must not hold an index yet), deletes a fraction of the documents in one write *without*
 the rebuild the store does when a writer finishes, scores --queries queries, then rebuilds the BM25 index
 (PostgresStores.compact, what the store runs after deletes) and scores them again: the relative score error of
 the stale statistics, the share of queries whose top 10 changed, and the rebuild's time, against the time of
 the delete itself.
+
+A study, kept for the figure it backs: docs/postgres.md, "Sizing" ("BM25 statistics after deletes").
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import argparse
 import statistics
 import time
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import key_values, machine, print_json
-from lexical import queries
-from query import DIM, StubEncoder, batches
+from query import DIM, StubEncoder, batches, queries
 
 from searchapp import Index, IndexConfig
 

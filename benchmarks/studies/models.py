@@ -1,6 +1,6 @@
 """Encoding speed of the bundled models against each other, on the same passages, in one process.
 
-    .venv/bin/python benchmarks/models.py [--passages 256] [--pieces 126] [--runs 3] [--threads 2] [--json]
+    .venv/bin/python benchmarks/studies/models.py [--passages 256] [--pieces 126] [--runs 3] [--threads 2] [--json]
 
 Passages are the first SciFact abstracts from ../shared/data cut to --pieces word pieces (of the MiniLM
 tokenizer; both bundled models tokenise English alike to within a few pieces, and each model's own count is
@@ -8,6 +8,8 @@ what the throughput divides by); batches of 32, mean pooling. Models are timed i
 (MiniLM first) so that a busy machine slows both alike; each figure is the median over --runs, and the ratio
 is against all-MiniLM-L6-v2 at fp32 in the same run. A model whose files are not installed is reported as
 missing (all-mpnet-base-v2 needs its five part packages).
+
+A study, kept for the figure it backs: docs/pooling.md, "A larger model: all-mpnet-base-v2".
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import statistics
 import sys
 import time
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import command, machine, markdown_table, print_json
 from encode import passages
 

@@ -1,14 +1,17 @@
 """Sweep pooling strategies on the visible splits, with one forward pass shared by every strategy.
 
-    .venv/bin/python benchmarks/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa]
-    .venv/bin/python benchmarks/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
-    .venv/bin/python benchmarks/pooling_sweep.py --study paper --model all-mpnet-base-v2 --out mpnet.json
+    .venv/bin/python benchmarks/studies/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa]
+    .venv/bin/python benchmarks/studies/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
+    .venv/bin/python benchmarks/studies/pooling_sweep.py --study paper --model all-mpnet-base-v2 --out mpnet.json
 
 STS-B dev: Spearman x 100 of plain cosine. Retrieval (dense retriever alone): nDCG@10 on scifact (train),
 antique (train), wikiqa (dev), trecqa-dev, trecqa-train from ../shared/data. Documents are title + text, split
 by the index's own splitter (256 word pieces), a document scored by its best passage. Every batch runs the
 model once and pools its hidden states with every strategy, so a strategy costs its pooling only. Prints a
 Markdown table.
+
+A study, kept for the figure it backs: docs/pooling.md, "Which strategy: the sweep", the layer-wise studies and "A
+larger model: all-mpnet-base-v2".
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 import torch
 from _common import DATA, SETS, markdown_table

@@ -2,12 +2,14 @@
 documents of every judged query, the share of relevant documents kept (cosine >= threshold) and the share of
 the others dropped.
 
-    .venv/bin/python benchmarks/min_score.py [--sets scifact:train,wikiqa:dev,...] [--json]
+    .venv/bin/python benchmarks/studies/min_score.py [--sets scifact:train,wikiqa:dev,...] [--json]
 
 Indexes are the cached ones `searchapp eval` builds (fp32 forward pass). A document's cosine is that of the
 passage that puts it in the ranking (its best), the quantity `--min-score` compares. "Relevant" is a qrels grade
 above 0; every other document in the top 10, judged or not, counts as not relevant (in the pooled collections
 most are judged). Shares are pooled over all the queries of a collection (micro averages).
+
+A study, kept for the figure it backs: docs/evaluation.md, "A cosine cut-off (`--min-score`)".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig

@@ -1,7 +1,7 @@
 """The hybrid default checked as a held-out check would: per collection with paired bootstrap intervals, and the
 adaptive rule's parameters chosen by leave-one-collection-out over the visible splits.
 
-    .venv/bin/python benchmarks/fusion_loco.py [--sets scifact:train,wikiqa:dev,...] [--json]
+    .venv/bin/python benchmarks/studies/fusion_loco.py [--sets scifact:train,wikiqa:dev,...] [--json]
 
 Indexes are the cached ones `searchapp eval` builds (fp32 forward pass unless --precision says). Part 1: each
 collection's lexical, dense and default-hybrid nDCG@10, and the default's paired per-query margin over the
@@ -10,6 +10,9 @@ better single retriever with a 95% bootstrap interval. Part 2: for each collecti
 margin (each margin counted by its one-sided 95% lower bound, as `searchapp tune` chooses), and how that choice
 does on the held-out one; and the choice on all of them. `searchapp tune A B ... --cross-validate` runs the same
 protocol over its full grid (convex, RRF and adaptive).
+
+A study, kept for the figure it backs: docs/evaluation.md, "The default: query-adaptive fusion" ("Checked as a held-
+out check would", "The held-out non-factoid gap").
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 

@@ -1,6 +1,6 @@
 """Every CPU path of the forward pass in one run: speed against torch fp32, and dense nDCG@10 on visible splits.
 
-    flock /work/bench.lock .venv/bin/python benchmarks/cpu_paths.py [--sets trecqa-dev] [--runs 3] [--json]
+    flock /work/bench.lock .venv/bin/python benchmarks/studies/cpu_paths.py [--sets trecqa-dev] [--runs 3] [--json]
 
 Paths: torch fp32 (the baseline), torch bf16 (autocast, Linear weights cast once), the fused ONNX fp32 graph on
 ONNX Runtime (encode/onnx_encoder.py), ONNX Runtime int8 static quantisation of that graph (QDQ, per channel,
@@ -9,8 +9,10 @@ its bf16 inference hint (AMX where the CPU has it), and OpenVINO with int8 weigh
 those packages are installed. Speed: 128 SciFact abstracts cut to 126 word pieces, batches of 32, every path
 timed in turn within each run (median of --runs), ratio of its passages/s to torch fp32's; the lowest cosine of
 any passage's vector to torch fp32's. Quality: dense nDCG@10 (mean pooling) on each split
-(benchmarks/pooling_sweep.py's retrieval scoring). A path is adoptable when nDCG@10 stays within 0.005 of fp32
+(benchmarks/studies/pooling_sweep.py's retrieval scoring). A path is adoptable when nDCG@10 stays within 0.005 of fp32
 on every split measured.
+
+A study, kept for the figure it backs: docs/performance.md, "Every CPU path in one run".
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 import pooling_sweep
 import torch

@@ -1,0 +1,152 @@
+"""The maintained benchmarks (benchmarks/*.py) each run with tiny sizes, so that a change that breaks one is seen
+here and not when a figure is next measured. benchmarks/studies/ are not run: each is kept for the figure it backs.
+
+A script runs in this process as ``python benchmarks/NAME.py ARGS --json`` would (benchmarks/ first on
+``sys.path``, its modules imported afresh), so that the model loads once for all of them; its data are tiny sets
+of the visible sets' layout (``SEARCHAPP_BENCH_DATA``) and their eval indexes are built here. peers.py is run by
+tests/integration/test_peers.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+# Where each maintained script is run (this file's tests, or the one named).
+RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
+          "pg_recall.py": "here", "peers.py": "tests/integration/test_peers.py"}
+# Private names the maintained scripts still reach for, each until the class it belongs to has a public way:
+# PostgreSQL's deferred BM25 build timed on its own (query.py) and the query encoder an index chose (peers.py).
+PRIVATE_USES = {("query.py", "_build_deferred_bm25"), ("peers.py", "_query_encoder")}
+
+WORDS = ("signing keys rotate quarterly through the key management service while backups of the database are "
+         "kept in cold storage for ninety days and restored once a month to check that they still open").split()
+
+
+def write_set(root: Path, docs: int = 6) -> Path:
+    """A tiny set in the layout of the visible ones (BEIR: corpus, queries, qrels of the train split), each document
+    over 126 word pieces long (benchmarks/encode.py cuts passages of that many)."""
+    root.mkdir(parents=True)
+    (root / "qrels").mkdir()
+    texts = {f"d{i}": " ".join(WORDS[(i + j) % len(WORDS)] for j in range(150)) for i in range(docs)}
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": f"Doc {d}", "text": t}) + "\n"
+                                               for d, t in texts.items()))
+    queries = {f"q{i}": f"how long are {WORDS[i]} kept" for i in range(docs)}
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+    (root / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n"
+                                              + "".join(f"q{i}\td{i}\t1\n" for i in range(docs)))
+    return root
+
+
+@pytest.fixture()
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder holding a tiny ``scifact`` (the set the scripts read by name), for this test's scripts."""
+    folder = tmp_path / "data"
+    write_set(folder / "scifact")
+    monkeypatch.setenv("SEARCHAPP_BENCH_DATA", str(folder))
+    return folder
+
+
+@pytest.fixture()
+def eval_cache(data: Path, real_encoder) -> Path:  # type: ignore[no-untyped-def]
+    """The tiny scifact's fp32 eval index, where `searchapp eval --precision fp32` leaves it (ann_recall.py and
+    pg_recall.py read its vectors)."""
+    from searchapp import IndexConfig
+    from searchapp.evaluation import prepare
+
+    prepare(data / "scifact", "train", IndexConfig(precision="fp32"))
+    return data
+
+
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, *args: str) -> Any:
+    """``benchmarks/NAME ARGS --json`` run in this process; its JSON."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for module in [m for m in sys.modules if (BENCHMARKS / f"{m}.py").exists()]:
+        monkeypatch.delitem(sys.modules, module)  # imported afresh: _common reads SEARCHAPP_BENCH_DATA
+    monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / name), *args, "--json"])
+    capsys.readouterr()
+    runpy.run_path(str(BENCHMARKS / name), run_name="__main__")
+    return json.loads(capsys.readouterr().out)
+
+
+def test_every_maintained_script_is_run_by_a_test() -> None:
+    scripts = {p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_")}
+    assert scripts == set(RUN_BY), "a maintained script without its smoke test (or a study outside studies/)"
+    for name, where in RUN_BY.items():
+        test = Path(__file__) if where == "here" else ROOT / where
+        assert name in test.read_text(encoding="utf-8")
+
+
+def test_the_maintained_scripts_call_no_private_name_of_searchapp() -> None:
+    found = set()
+    for path in BENCHMARKS.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                found.add((path.name, node.attr))
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("searchapp"):
+                found.update((path.name, a.name) for a in node.names if a.name.startswith("_"))
+    assert found == PRIVATE_USES
+
+
+def test_every_study_names_the_figure_it_backs() -> None:
+    studies = [p for p in (BENCHMARKS / "studies").glob("*.py") if p.name != "_path.py"]
+    assert studies
+    docs = ROOT / "docs"
+    for path in studies:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        assert "A study, kept for the figure it backs: docs/" in doc, path.name
+        cited = doc.split("A study, kept for the figure it backs: ")[1].split(",")[0]
+        assert f"benchmarks/studies/{path.name}" in (docs / cited.removeprefix("docs/")).read_text(encoding="utf-8")
+
+
+def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               request: pytest.FixtureRequest) -> None:
+    """The folder, and PostgreSQL in the same run wherever the session's server starts (CI's does)."""
+    from tests.pg_server import available
+
+    postgres = ["--index", request.getfixturevalue("pg_url")] if available() is None else []
+    out = run(monkeypatch, capsys, "query.py", "--passages", "300", "--queries", "5", "--bm25-max", "300", *postgres)
+    assert out["passages"] == 300 and out["vector_index"] == "flat"
+    for key in ("lexical_p50_ms", "dense_p50_ms", "hybrid_p50_ms", "faiss_exact_p50_ms", "rank_bm25_p50_ms"):
+        assert out[key] > 0, key
+    if postgres:
+        assert out["postgresql_build_s"] is not None and out["postgresql_bm25_build_s"] >= 0
+        assert out["postgresql_vector_index"] == "flat" and out["postgresql_hybrid_p50_ms"] > 0
+
+
+def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path,
+                real_encoder) -> None:  # type: ignore[no-untyped-def]
+    out = run(monkeypatch, capsys, "ingest.py", "--docs", "3", "--precision", "fp32", "--batch", "8")
+    (row,) = out["rows"]
+    assert row["documents"] == 3 and row["passages"] >= 3 and row["ingest_over_raw_fp32"] > 0
+
+
+def test_encode(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
+    import torch
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)  # the script's thread count, not this process's
+    out = run(monkeypatch, capsys, "encode.py", "--passages", "2", "--batch", "2", "--runs", "1",
+              "--reference-sample", "1")
+    assert out["passages"] == 2 and len(out["rows"]) == 9 and all(r["passages_per_s"] > 0 for r in out["rows"])
+
+
+def test_ann_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], eval_cache: Path) -> None:
+    out = run(monkeypatch, capsys, "ann_recall.py", "--sets", "scifact:train", "--scale", "400")
+    assert out["vectors"] == 400 and out["queries"] == 6
+    assert all(0 <= r["recall@10"] <= 1 for r in out["rows"]) and sum(r["default"] for r in out["rows"]) == 1
+
+
+def test_pg_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], eval_cache: Path,
+                   pg_url: str) -> None:
+    url = pg_url.split("&schema=")[0]  # the script names its own schemas
+    out = run(monkeypatch, capsys, "pg_recall.py", "--index", url, "--scale", "300", "--types", "vector")
+    (row,) = out["rows"]
+    assert out["vectors"] == 300 and row["vector_type"] == "vector" and 0 < row["recall@10"] <= 1
