@@ -154,5 +154,5 @@ def watch(
                                max_file_mb=max_file_mb, follow_links=follow_links, debounce=debounce, poll=poll,
                                as_json=as_json)
             say(f"watching {', '.join(display_path(str(r)) for r in roots)} (Ctrl-C to stop)", err=True)
-            follower.run()
+            follower.run()  # a watch that cannot go on ends as one error line, exit status 1
     say("stopped", err=True)

@@ -11,7 +11,9 @@ A write session is one call of ``sync(folder, paths)``: the ingest itself (``Ind
 its rules for suffixes, hidden files, links, sizes and ``--exclude``, under the writer lock for that call only, so
 other writers take their turns between sessions. A session that fails as a whole (the lock not had within
 ``--wait``, a full disk) keeps its paths and is tried again; a file that fails is that file's warning in the
-summary. Setting ``stop`` ends the watch after the session in progress has committed.
+summary. Setting ``stop`` ends the watch after the session in progress has committed; anything else that
+escapes a session ends it with a :class:`SearchappError` naming it (the caller says so and stops: an index that
+no longer follows its folders is never left to look as if it did).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchapp.errors import ConfigError, SearchappError
+from searchapp.errors import ConfigError, SearchappError, first_line
 from searchapp.ingest.files import is_under
 from searchapp.ingest.pipeline import IngestSummary
 
@@ -115,7 +117,7 @@ class Watcher:
     def _collect(self) -> None:
         try:
             self._follow()
-        except BaseException as exc:  # pragma: no cover - a failure of watchfiles itself, reported by run()
+        except BaseException as exc:  # a failure of watchfiles itself (or of this thread), reported by run()
             self._failure = exc
             self._watching.set()
 
@@ -165,43 +167,54 @@ class Watcher:
         return found
 
     def run(self) -> None:
-        """Sync every folder, then each burst of changes, until ``stop`` is set."""
+        """Sync every folder, then each burst of changes, until ``stop`` is set. ``SearchappError`` when the watch
+        cannot go on: the folders cannot be watched, or a session failed with something else than the store's
+        expected failures (which are reported and tried again)."""
         collector = threading.Thread(target=self._collect, name="searchapp-watch", daemon=True)
         collector.start()
         self._watching.wait(30)  # the first sync's walk must come after the watch is in place, or a change is lost
-        whole = set(self.folders)  # folders to sync whole
-        paths: dict[Path, set[str]] = {}
-        first_change = last_change = retry_at = 0.0
         try:
-            while not self.stop.is_set():
-                if self._failure is not None:  # pragma: no cover - see _collect
-                    raise SearchappError(f"cannot watch the folders: {self._failure} (--poll SECONDS scans them "
-                                         "instead)")
-                due = self._due(whole, paths, first_change, last_change, retry_at)
-                item = self._next(min(TICK_S, max(0.0, due - time.monotonic())))
-                if item is not None:
-                    now = time.monotonic()
-                    while item is not None:  # everything queued so far
-                        if isinstance(item, _Comeback):
-                            whole.update(item.folders)
-                        else:
-                            for path in item:
-                                for folder in self._wanted(path):
-                                    paths.setdefault(folder, set()).add(path)
-                        item = self._next(0)
-                    first_change = first_change or now
-                    last_change = now
-                    # Not written yet unless the burst has lasted ``longest``: changes that never stop coming must
-                    # not keep the session from ever starting.
-                    due = self._due(whole, paths, first_change, last_change, retry_at)
-                if (whole or paths) and time.monotonic() >= due and not self.stop.is_set():
-                    if self._write(whole, paths):
-                        first_change = last_change = retry_at = 0.0
-                    else:
-                        retry_at = time.monotonic() + self.settings.retry
+            self._sessions()
+        except (SearchappError, OSError):
+            raise
+        except Exception as exc:
+            # Not a failure the session loop knows to try again (a store or encoder error of another kind): the
+            # index no longer follows the folders, and the caller must not go on as if it did.
+            raise SearchappError(f"the watch stopped: {type(exc).__name__}: {first_line(exc)}") from exc
         finally:
             self.stop.set()
             collector.join(timeout=10)
+
+    def _sessions(self) -> None:
+        whole = set(self.folders)  # folders to sync whole
+        paths: dict[Path, set[str]] = {}
+        first_change = last_change = retry_at = 0.0
+        while not self.stop.is_set():
+            if self._failure is not None:
+                raise SearchappError(f"cannot watch the folders: {first_line(self._failure)} (--poll SECONDS "
+                                     "scans them instead)")
+            due = self._due(whole, paths, first_change, last_change, retry_at)
+            item = self._next(min(TICK_S, max(0.0, due - time.monotonic())))
+            if item is not None:
+                now = time.monotonic()
+                while item is not None:  # everything queued so far
+                    if isinstance(item, _Comeback):
+                        whole.update(item.folders)
+                    else:
+                        for path in item:
+                            for folder in self._wanted(path):
+                                paths.setdefault(folder, set()).add(path)
+                    item = self._next(0)
+                first_change = first_change or now
+                last_change = now
+                # Not written yet unless the burst has lasted ``longest``: changes that never stop coming must
+                # not keep the session from ever starting.
+                due = self._due(whole, paths, first_change, last_change, retry_at)
+            if (whole or paths) and time.monotonic() >= due and not self.stop.is_set():
+                if self._write(whole, paths):
+                    first_change = last_change = retry_at = 0.0
+                else:
+                    retry_at = time.monotonic() + self.settings.retry
 
     def _next(self, timeout: float) -> list[str] | _Comeback | None:
         try:

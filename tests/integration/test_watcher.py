@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from searchapp import Index, IndexConfig
+from searchapp.errors import SearchappError
 from searchapp.ingest.watch import Session, Watcher, WatchSettings
 from tests.integration.test_disk_full import sqlite_full  # noqa: F401  (the fixture)
 
@@ -186,3 +187,47 @@ def test_an_ingest_within_some_paths_reads_and_removes_only_there(tmp_path: Path
     assert names(ix) == {"a.txt", "b.txt", "d.txt", "e.txt"}
     assert ix.ingest(folder, within=[str(real / "a.txt")]).removed == 1
     assert names(ix) == {"b.txt", "d.txt", "e.txt"}
+
+
+def test_a_session_that_fails_unexpectedly_ends_the_watch_with_its_reason(docs: Path, ix: Index) -> None:
+    def sync(root: Path, within: Any) -> Any:
+        if within is not None:
+            raise RuntimeError("(psycopg.errors.CharacterNotInRepertoire) invalid byte sequence\n[SQL: INSERT ...]")
+        return ix.ingest(root)
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            watcher.run()
+        except BaseException as exc:
+            failed.append(exc)
+
+    watcher = Watcher([docs], sync, Recorder(), WatchSettings(debounce=0.2))
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        (docs / "b.txt").write_text("The session for this file fails.")
+        thread.join(timeout=20)
+        assert not thread.is_alive()  # ended, not hanging
+    finally:
+        watcher.stop.set()
+        thread.join(timeout=10)
+    assert len(failed) == 1 and isinstance(failed[0], SearchappError)
+    assert str(failed[0]) == ("the watch stopped: RuntimeError: (psycopg.errors.CharacterNotInRepertoire) invalid "
+                              "byte sequence")
+
+
+def test_a_collector_that_fails_ends_the_watch_with_its_reason(
+    docs: Path, ix: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    def broken(*paths: str, **options: Any) -> Any:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "watch", broken)
+    watcher = Watcher([docs], lambda root, within: ix.ingest(root, within=within), Recorder())
+    with pytest.raises(SearchappError, match="cannot watch the folders: .*inotify watch limit reached"):
+        watcher.run()
