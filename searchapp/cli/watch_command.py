@@ -96,7 +96,7 @@ def watcher(
             typer.echo(json.dumps(line, ensure_ascii=False))
 
     ignore = [ix.path] if ix.path is not None else []
-    return Watcher(folders, sync, report, settings, stop, ignore=ignore)
+    return Watcher(folders, sync, report, settings, stop, ignore=ignore, follow_links=follow_links)
 
 
 @contextmanager
