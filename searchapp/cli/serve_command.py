@@ -156,7 +156,7 @@ def serve(
         warn_if_exposed(host, api_key)
         if watch and read_only:
             raise ConfigError("--watch writes to the index: it cannot go with --read-only")
-        roots = real_folders(watch or [])
+        roots = real_folders(watch or [], index)
         sock = listen(host, port)  # before anything is created or announced: a port in use is one line
         try:
             ix, shown = open_index(index, read_only, wait, lazy, device)

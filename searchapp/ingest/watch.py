@@ -102,6 +102,17 @@ class _Refused:
 State = tuple[int, int] | str | None
 
 
+def check_index_place(folders: Sequence[Path], index_folder: str | os.PathLike[str]) -> None:
+    """``ConfigError`` when the index folder is one of ``folders`` itself: every write session writes the index's
+    files there, which would be changes to follow, and nothing tells them from documents but the store's own file
+    names. An index folder inside a watched folder is ignored whole; one above it holds nothing of it."""
+    place = os.path.realpath(index_folder)
+    for folder in folders:
+        if os.path.realpath(folder) == place:
+            raise ConfigError(f"{folder}: the index is kept in this folder itself, so its own writes would be "
+                              "taken for changes: keep it in another folder (one inside this one is fine)")
+
+
 def _identity(folder: Path) -> tuple[int, int] | None:
     try:
         st = folder.stat()
@@ -127,8 +138,8 @@ def _link_on_the_way(folder: str, path: str) -> str:
 
 class Watcher:
     """Follow ``folders`` (real paths of existing folders) into the index through ``sync``; ``report`` gets each
-    :class:`Session`. ``ignore``: folders whose changes are not the documents' (the index's own folder, when it
-    lies inside a watched one). ``follow_links``: the ingest's
+    :class:`Session`. ``ignore``: the index's own folder, whose changes are not the documents' where it lies inside
+    a watched folder (``ConfigError`` where it is one: :func:`check_index_place`). ``follow_links``: the ingest's
     option, which ``sync`` passes on (a folder replaced by a link is followed with it, refused without).
     :meth:`run` returns once ``stop`` is set and the session in progress is done."""
 
@@ -136,6 +147,8 @@ class Watcher:
                  settings: WatchSettings | None = None, stop: threading.Event | None = None,
                  ignore: Sequence[Path] = (), follow_links: bool = False) -> None:
         self.folders = [Path(os.path.realpath(f)) for f in folders]
+        for place in ignore:
+            check_index_place(self.folders, place)
         self.sync = sync
         self.report = report
         self.settings = settings or WatchSettings()
@@ -210,8 +223,8 @@ class Watcher:
     def _wanted(self, path: str, reals: dict[Path, str]) -> list[tuple[Path, str]]:
         """The watched folders ``path`` was reported under (``reals``: their real paths now), each with the path
         where its walk finds that file: under its folders' real paths. Left out: a path hidden in the folder
-        (never indexed: git's own churn in ``.git``, an editor's hidden temporary file), inside an ignored folder,
-        or under a link leading out of the folder (said once)."""
+        (never indexed: git's own churn in ``.git``, an editor's hidden temporary file), inside the index folder
+        where that lies inside the watched one, or under a link leading out of the folder (said once)."""
         found = []
         for folder in self.folders:
             base = str(folder)
@@ -224,7 +237,8 @@ class Watcher:
                 continue
             if _hidden(os.path.relpath(where, real)):
                 continue
-            if any(is_under(where, p) for p in self.ignore):
+            # The index folder at or above the watched one holds nothing of it: only one inside is left out.
+            if any(is_under(where, p) and not is_under(real, p) for p in self.ignore):
                 continue
             found.append((folder, where))
         return found

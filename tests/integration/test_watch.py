@@ -311,6 +311,34 @@ def error_line(stderr: str) -> str:
     return errors[0]
 
 
+def test_watch_with_the_index_in_the_folder_above_follows_every_change(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    with watching(docs, tmp_path) as w:  # `watch docs --index .`
+        assert w.session()["added"] == 1
+        (docs / "b.txt").write_text("Zebras graze on the open plain.")
+        visible(lambda: paths_found(tmp_path, "zebras") == {"b.txt"}, "a change after the first sync")
+        assert w.session()["added"] == 1
+        assert w.stop() == 0
+
+
+@pytest.mark.parametrize("command", ["watch", "serve"])
+def test_an_index_kept_in_the_watched_folder_itself_is_refused_in_one_line_before_it_is_made(  # type: ignore[no-untyped-def]
+    tmp_path, command: str
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    args = (["watch", str(docs), "-i", str(docs)] if command == "watch"
+            else ["serve", "-i", str(docs), "--port", str(free_port()), "--lazy", "--watch", str(docs)])
+    done = subprocess.run([sys.executable, "-c", WRAPPER, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert done.returncode == 1
+    assert "the index is kept in this folder itself" in error_line(done.stderr)
+    assert sorted(p.name for p in docs.iterdir()) == ["a.txt"]  # no index made there
+
+
 def test_a_watch_whose_session_fails_unexpectedly_ends_with_one_error_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     docs, index = tmp_path / "docs", tmp_path / "ix"
     docs.mkdir()

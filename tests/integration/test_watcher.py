@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from searchapp import Index, IndexConfig
-from searchapp.errors import SearchappError
+from searchapp.errors import ConfigError, SearchappError
 from searchapp.ingest.watch import Session, Watcher, WatchSettings
 from tests.integration.test_disk_full import sqlite_full  # noqa: F401  (the fixture)
 
@@ -52,8 +52,9 @@ def running(ix: Index, folder: Path, follow_links: bool = False, **settings: Any
 
     # The option goes to the watcher only when asked for, as the command passes it.
     links = {"follow_links": True} if follow_links else {}
+    ignore = [ix.path] if ix.path is not None else []
     watcher = Watcher([folder], sync, record, WatchSettings(**{"debounce": 0.2, "retry": 0.3, **settings}), stop,
-                      **links)
+                      ignore=ignore, **links)
     thread = threading.Thread(target=watcher.run)
     thread.start()
     try:
@@ -294,6 +295,30 @@ def test_changes_under_a_link_leading_out_of_the_folder_are_said_once_not_follow
         until(lambda: "b.txt" in names(ix), "a file inside", record)
         assert [s.note for s in record.sessions if s.note] == [note]  # once, however many changes
     assert names(ix) == {"a.txt", "b.txt"}
+
+
+@pytest.mark.parametrize("place", ["above", "inside"])
+def test_the_index_folder_above_the_watched_one_hides_nothing_and_one_inside_is_left_out(
+    tmp_path: Path, fake_encoder: Any, place: str
+) -> None:
+    project = tmp_path / "project"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (docs / "a.txt").write_text("There from the start.")
+    location = project if place == "above" else docs / "index"  # `watch docs --index .`; `--index docs/index`
+    with Index(location, create=True, config=IndexConfig(), encoder=fake_encoder) as ix, \
+            running(ix, docs) as record:
+        (docs / "b.txt").write_text("Written after the first sync.")
+        until(lambda: "b.txt" in names(ix), "a change after the first sync", record)
+        time.sleep(1.0)
+        # One session for b.txt, none for the index's own writes (the database and its journal).
+        assert [s.changed for s in record.sessions] == [None, 1]
+
+
+def test_an_index_kept_in_the_watched_folder_itself_is_refused(docs: Path, fake_encoder: Any) -> None:
+    with Index(docs, create=True, config=IndexConfig(), encoder=fake_encoder) as ix, \
+            pytest.raises(ConfigError, match="the index is kept in this folder itself"):
+        Watcher([docs], lambda root, within: ix.ingest(root, within=within), Recorder(), ignore=[docs])
 
 
 def test_a_session_that_fails_unexpectedly_ends_the_watch_with_its_reason(docs: Path, ix: Index) -> None:
