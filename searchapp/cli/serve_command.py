@@ -15,12 +15,13 @@ import typer
 
 from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, display_path, errors, say
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
-from searchapp.errors import ConfigError, SearchappError
+from searchapp.errors import ConfigError, SearchappError, first_line
 from searchapp.extras import missing
 from searchapp.setting import MAX_FILE_MB
 
 if TYPE_CHECKING:
     from searchapp.index import Index
+    from searchapp.ingest.watch import Watcher
 
 
 def register(app: typer.Typer) -> None:
@@ -95,14 +96,22 @@ def open_index(index: str, read_only: bool, wait: float, lazy: bool, device: str
     return ix, shown
 
 
-def run_asgi(application: Any, sock: socket.socket) -> None:
-    """Serve ``application`` with uvicorn on the listening ``sock`` until interrupted, with ``server/serving.py``'s
-    limits (a deadline on a request's headers, a connection cap, repeated log lines once per 10 s)."""
+def run_asgi(application: Any, sock: socket.socket, until: threading.Event | None = None) -> None:
+    """Serve ``application`` with uvicorn on the listening ``sock`` until interrupted (or ``until`` is set: then it
+    stops as on SIGTERM), with ``server/serving.py``'s limits (a deadline on a request's headers, a connection cap,
+    repeated log lines once per 10 s)."""
     import uvicorn
 
     from searchapp.server import serving
 
-    uvicorn.Server(serving.config(application, log_level="warning")).run(sockets=[sock])
+    server = uvicorn.Server(serving.config(application, log_level="warning"))
+    if until is not None:
+        def stop_when_set() -> None:
+            until.wait()
+            server.should_exit = True  # seen by uvicorn's main loop within 0.1 s; a graceful shutdown follows
+
+        threading.Thread(target=stop_when_set, name="searchapp-serve-until", daemon=True).start()
+    server.run(sockets=[sock])
 
 
 def serve(
@@ -147,7 +156,7 @@ def serve(
         warn_if_exposed(host, api_key)
         if watch and read_only:
             raise ConfigError("--watch writes to the index: it cannot go with --read-only")
-        roots = real_folders(watch or [])
+        roots = real_folders(watch or [], index)
         sock = listen(host, port)  # before anything is created or announced: a port in use is one line
         try:
             ix, shown = open_index(index, read_only, wait, lazy, device)
@@ -159,39 +168,49 @@ def serve(
         try:
             application = create_app(ix, api_key=api_key, read_only=read_only, max_body=int(max_body_mb * 2**20),
                                      ui=ui, access_log=access_log)
+            stop = threading.Event()
+            follower = watcher(ix, roots, stop, poll=poll) if roots else None
             page = f"search page: http://{host}:{port}/, " if ui else ""
             say(f"serving {shown} on http://{host}:{port} ({page}OpenAPI schema: /openapi.json)", err=True)
-            with beside(ix, roots, poll):
-                run_asgi(application, sock)
+            with beside(follower) as ended:
+                run_asgi(application, sock, until=ended)
         finally:
             sock.close()
             ix.close()
 
 
 @contextmanager
-def beside(ix: Index, roots: list[Path], poll: float | None) -> Iterator[None]:
-    """A watcher of ``roots`` running on its own thread while the block runs (the server), stopped after it, once
-    its write session in progress is committed."""
-    if not roots:
-        yield
+def beside(follower: Watcher | None) -> Iterator[threading.Event]:
+    """Run ``follower`` on its own thread while the block runs (the server), and stop it after, once its write
+    session in progress is committed. The event yielded is set when the watcher's thread ends: the server is
+    to stop then, and the block's end raises ``SearchappError`` with the watcher's reason, so that a server whose
+    index no longer follows its folders ends with an error instead of serving on as if it did."""
+    ended = threading.Event()
+    if follower is None:
+        yield ended
         return
-    stop = threading.Event()
-    follower = watcher(ix, roots, stop, poll=poll)
+    failure: list[BaseException] = []
 
     def run() -> None:
         try:
             follower.run()
-        except SearchappError as exc:
-            say(f"error: {exc}", err=True)
+        except BaseException as exc:  # whatever it is, said once below, in the server's thread
+            failure.append(exc)
+        finally:
+            ended.set()
 
     thread = threading.Thread(target=run, name="searchapp-watcher", daemon=True)
-    say(f"watching {', '.join(display_path(str(r)) for r in roots)}", err=True)
+    say(f"watching {', '.join(display_path(str(f)) for f in follower.folders)}", err=True)
     thread.start()
     try:
         # uvicorn raises the signal that stopped it again once it is done; it then stops the watcher, which ends
         # its session in progress before the process exits.
-        with stopped_by_signals(stop):
-            yield
+        with stopped_by_signals(follower.stop):
+            yield ended
     finally:
-        stop.set()
+        follower.stop.set()
         thread.join()
+    if failure:
+        exc = failure[0]
+        reason = str(exc) if isinstance(exc, SearchappError) else f"{type(exc).__name__}: {first_line(exc)}"
+        raise SearchappError(f"{reason}; the server stopped too: its index no longer followed the folders")

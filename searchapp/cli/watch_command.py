@@ -42,14 +42,19 @@ def register(app: typer.Typer) -> None:
     app.command()(watch)
 
 
-def real_folders(folders: Sequence[Path]) -> list[Path]:
-    """The real paths of ``folders``; ``SearchappError`` for one that is missing or not a folder."""
+def real_folders(folders: Sequence[Path], index: str) -> list[Path]:
+    """The real paths of ``folders``; ``SearchappError`` for one that is missing or not a folder, or that is the
+    index folder ``index`` itself (before the index is opened: nothing is created for a refused watch)."""
     from searchapp.ingest.pipeline import check_root
+    from searchapp.ingest.watch import check_index_place
+    from searchapp.store.locate import is_postgres
 
     for folder in folders:
         check_root(folder)
         if not folder.is_dir():
             raise ConfigError(f"{folder}: not a folder (watch follows folders; to index one file: searchapp ingest)")
+    if folders and not is_postgres(index):
+        check_index_place(folders, index)
     return [Path(os.path.realpath(f)) for f in folders]
 
 
@@ -96,7 +101,7 @@ def watcher(
             typer.echo(json.dumps(line, ensure_ascii=False))
 
     ignore = [ix.path] if ix.path is not None else []
-    return Watcher(folders, sync, report, settings, stop, ignore=ignore)
+    return Watcher(folders, sync, report, settings, stop, ignore=ignore, follow_links=follow_links)
 
 
 @contextmanager
@@ -145,7 +150,7 @@ def watch(
     Other writers take turns; with --wait a session waits that long for the lock, else it is tried again later.
     """
     with errors():
-        roots = real_folders(folders)
+        roots = real_folders(folders, index)
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
                              threads, wait)
         stop = threading.Event()
@@ -154,5 +159,5 @@ def watch(
                                max_file_mb=max_file_mb, follow_links=follow_links, debounce=debounce, poll=poll,
                                as_json=as_json)
             say(f"watching {', '.join(display_path(str(r)) for r in roots)} (Ctrl-C to stop)", err=True)
-            follower.run()
+            follower.run()  # a watch that cannot go on ends as one error line, exit status 1
     say("stopped", err=True)

@@ -11,7 +11,16 @@ A write session is one call of ``sync(folder, paths)``: the ingest itself (``Ind
 its rules for suffixes, hidden files, links, sizes and ``--exclude``, under the writer lock for that call only, so
 other writers take their turns between sessions. A session that fails as a whole (the lock not had within
 ``--wait``, a full disk) keeps its paths and is tried again; a file that fails is that file's warning in the
-summary. Setting ``stop`` ends the watch after the session in progress has committed.
+summary. Setting ``stop`` ends the watch after the session in progress has committed; anything else that
+escapes a session ends it with a :class:`SearchappError` naming it (the caller says so and stops: an index that
+no longer follows its folders is never left to look as if it did).
+
+Links: each folder is its real path at start. One later replaced by a link (or reached through one: its real
+path is not that one any more) is refused, said once, unless ``follow_links`` (then it is followed as an ingest of
+it would be: its target's real path). A change reported under a link to a folder (inotify names the files of
+``guide/`` as ``current/...`` when ``current -> guide`` lies in the watched folder) is taken where the walk finds
+that file, under its folders' real paths; one that leads outside the folder is said once, as not followed: walks
+never follow links to folders.
 """
 
 from __future__ import annotations
@@ -25,8 +34,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from searchapp.errors import ConfigError, SearchappError
-from searchapp.ingest.files import is_under
+from searchapp.errors import ConfigError, SearchappError, first_line
+from searchapp.ingest.files import is_under, own_path
 from searchapp.ingest.pipeline import IngestSummary
 
 # A write session: sync(folder, paths) brings the index in line with the files at or under ``paths`` (all of
@@ -80,6 +89,30 @@ class _Comeback:
     folders: list[Path] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """A folder the collector stopped following, and why (said once, by the session loop)."""
+
+    folder: Path
+    reason: str
+
+
+# What the collector knows of a folder: its device and inode while it is followed, why not while it is refused,
+# None while it is gone.
+State = tuple[int, int] | str | None
+
+
+def check_index_place(folders: Sequence[Path], index_folder: str | os.PathLike[str]) -> None:
+    """``ConfigError`` when the index folder is one of ``folders`` itself: every write session writes the index's
+    files there, which would be changes to follow, and nothing tells them from documents but the store's own file
+    names. An index folder inside a watched folder is ignored whole; one above it holds nothing of it."""
+    place = os.path.realpath(index_folder)
+    for folder in folders:
+        if os.path.realpath(folder) == place:
+            raise ConfigError(f"{folder}: the index is kept in this folder itself, so its own writes would be "
+                              "taken for changes: keep it in another folder (one inside this one is fine)")
+
+
 def _identity(folder: Path) -> tuple[int, int] | None:
     try:
         st = folder.stat()
@@ -92,21 +125,38 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith(".") for part in Path(relative).parts)
 
 
+def _link_on_the_way(folder: str, path: str) -> str:
+    """The first link met from ``folder`` down to ``path``'s folder (``path``'s folder when none is there any
+    more)."""
+    current = folder
+    for part in Path(os.path.relpath(path, folder)).parts[:-1]:
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return current
+    return os.path.dirname(path)
+
+
 class Watcher:
     """Follow ``folders`` (real paths of existing folders) into the index through ``sync``; ``report`` gets each
-    :class:`Session`. ``ignore``: folders whose changes are not the documents' (the index's own folder, when it
-    lies inside a watched one). :meth:`run` returns once ``stop`` is set and the session in progress is done."""
+    :class:`Session`. ``ignore``: the index's own folder, whose changes are not the documents' where it lies inside
+    a watched folder (``ConfigError`` where it is one: :func:`check_index_place`). ``follow_links``: the ingest's
+    option, which ``sync`` passes on (a folder replaced by a link is followed with it, refused without).
+    :meth:`run` returns once ``stop`` is set and the session in progress is done."""
 
     def __init__(self, folders: Sequence[Path], sync: Sync, report: Callable[[Session], None],
                  settings: WatchSettings | None = None, stop: threading.Event | None = None,
-                 ignore: Sequence[Path] = ()) -> None:
+                 ignore: Sequence[Path] = (), follow_links: bool = False) -> None:
         self.folders = [Path(os.path.realpath(f)) for f in folders]
+        for place in ignore:
+            check_index_place(self.folders, place)
         self.sync = sync
         self.report = report
         self.settings = settings or WatchSettings()
         self.stop = stop or threading.Event()
         self.ignore = [os.path.realpath(p) for p in ignore]
-        self._queue: queue.Queue[list[str] | _Comeback] = queue.Queue()
+        self.follow_links = follow_links
+        self._outside: set[str] = set()  # links to folders outside, said once each
+        self._queue: queue.Queue[list[str] | _Comeback | _Refused] = queue.Queue()
         self._watching = threading.Event()  # the collector's watch is in place (changes from now on are seen)
         self._failure: BaseException | None = None
 
@@ -115,17 +165,35 @@ class Watcher:
     def _collect(self) -> None:
         try:
             self._follow()
-        except BaseException as exc:  # pragma: no cover - a failure of watchfiles itself, reported by run()
+        except BaseException as exc:  # a failure of watchfiles itself (or of this thread), reported by run()
             self._failure = exc
             self._watching.set()
+
+    def _state(self, folder: Path) -> State:
+        real = os.path.realpath(folder)
+        if real != str(folder) and not self.follow_links:
+            # The target of a link put in its place may be any folder this process can read: never indexed
+            # unless the ingest would follow it.
+            how = "a link to" if os.path.islink(folder) else "reached through a link, at"
+            return (f"not followed: the folder is now {how} {real}, not the folder watched at start "
+                    "(--follow-links follows it, as ingest does)")
+        return _identity(folder)
+
+    def _states(self, before: dict[Path, State]) -> dict[Path, State]:
+        """Each folder's state now; a folder newly refused is queued to be said."""
+        now = {f: self._state(f) for f in self.folders}
+        for folder, state in now.items():
+            if isinstance(state, str) and state != before.get(folder):
+                self._queue.put(_Refused(folder, state))
+        return now
 
     def _follow(self) -> None:
         import watchfiles
 
-        known = {f: _identity(f) for f in self.folders}
+        known = self._states({})
         poll = self.settings.poll
         while not self.stop.is_set():
-            present = [str(f) for f in self.folders if known[f] is not None]
+            present = [str(f) for f in self.folders if isinstance(known[f], tuple)]
             if not present:
                 self._watching.set()
                 self.stop.wait(TICK_S)
@@ -140,70 +208,108 @@ class Watcher:
                         self._watching.set()
                         if batch:
                             self._queue.put([path for _, path in batch])
-                        if {f: _identity(f) for f in self.folders} != known:
-                            break  # a folder went or came: watch what is there now
-            now = {f: _identity(f) for f in self.folders}
+                        if {f: self._state(f) for f in self.folders} != known:
+                            break  # a folder went, came or was replaced: watch what is there now
+            now = self._states(known)
             # Changes made while no watch was in place are not known: every folder there is synced whole (a walk
             # and a stat per file; only what changed is read).
-            back = [f for f in self.folders if now[f] is not None and (now[f] != known[f] or present)]
+            back = [f for f in self.folders if isinstance(now[f], tuple) and (now[f] != known[f] or present)]
             if back:
                 self._queue.put(_Comeback(back))
             known = now
 
     # -- the session loop -------------------------------------------------------------------------------------
 
-    def _wanted(self, path: str) -> list[Path]:
-        """The watched folders ``path`` belongs to, unless it is hidden in them (never indexed: git's own churn
-        in ``.git``, an editor's hidden temporary file) or inside an ignored folder."""
-        if any(is_under(path, p) for p in self.ignore):
-            return []
+    def _wanted(self, path: str, reals: dict[Path, str]) -> list[tuple[Path, str]]:
+        """The watched folders ``path`` was reported under (``reals``: their real paths now), each with the path
+        where its walk finds that file: under its folders' real paths. Left out: a path hidden in the folder
+        (never indexed: git's own churn in ``.git``, an editor's hidden temporary file), inside the index folder
+        where that lies inside the watched one, or under a link leading out of the folder (said once)."""
         found = []
         for folder in self.folders:
             base = str(folder)
-            if is_under(path, base) and not _hidden(os.path.relpath(path, base)):
-                found.append(folder)
+            real = reals.get(folder)
+            if real is None or not is_under(path, base):
+                continue
+            where = real if path == base else own_path(path)
+            if not is_under(where, real):
+                self._not_followed(folder, path)
+                continue
+            if _hidden(os.path.relpath(where, real)):
+                continue
+            # The index folder at or above the watched one holds nothing of it: only one inside is left out.
+            if any(is_under(where, p) and not is_under(real, p) for p in self.ignore):
+                continue
+            found.append((folder, where))
         return found
 
+    def _not_followed(self, folder: Path, path: str) -> None:
+        link = _link_on_the_way(str(folder), path)
+        if link in self._outside:
+            return
+        self._outside.add(link)
+        self.report(Session(folder, 0, note=(
+            f"changes under {os.path.relpath(link, folder)}{os.sep} are not followed: a link to "
+            f"{os.path.realpath(link)}, outside the folder (ingest does not follow links to folders)")))
+
     def run(self) -> None:
-        """Sync every folder, then each burst of changes, until ``stop`` is set."""
+        """Sync every folder, then each burst of changes, until ``stop`` is set. ``SearchappError`` when the watch
+        cannot go on: the folders cannot be watched, or a session failed with something else than the store's
+        expected failures (which are reported and tried again)."""
         collector = threading.Thread(target=self._collect, name="searchapp-watch", daemon=True)
         collector.start()
         self._watching.wait(30)  # the first sync's walk must come after the watch is in place, or a change is lost
-        whole = set(self.folders)  # folders to sync whole
-        paths: dict[Path, set[str]] = {}
-        first_change = last_change = retry_at = 0.0
         try:
-            while not self.stop.is_set():
-                if self._failure is not None:  # pragma: no cover - see _collect
-                    raise SearchappError(f"cannot watch the folders: {self._failure} (--poll SECONDS scans them "
-                                         "instead)")
-                due = self._due(whole, paths, first_change, last_change, retry_at)
-                item = self._next(min(TICK_S, max(0.0, due - time.monotonic())))
-                if item is not None:
-                    now = time.monotonic()
-                    while item is not None:  # everything queued so far
-                        if isinstance(item, _Comeback):
-                            whole.update(item.folders)
-                        else:
-                            for path in item:
-                                for folder in self._wanted(path):
-                                    paths.setdefault(folder, set()).add(path)
-                        item = self._next(0)
-                    first_change = first_change or now
-                    last_change = now
-                    # Not written yet unless the burst has lasted ``longest``: changes that never stop coming must
-                    # not keep the session from ever starting.
-                    due = self._due(whole, paths, first_change, last_change, retry_at)
-                if (whole or paths) and time.monotonic() >= due and not self.stop.is_set():
-                    if self._write(whole, paths):
-                        first_change = last_change = retry_at = 0.0
-                    else:
-                        retry_at = time.monotonic() + self.settings.retry
+            self._sessions()
+        except (SearchappError, OSError):
+            raise
+        except Exception as exc:
+            # Not a failure the session loop knows to try again (a store or encoder error of another kind): the
+            # index no longer follows the folders, and the caller must not go on as if it did.
+            raise SearchappError(f"the watch stopped: {type(exc).__name__}: {first_line(exc)}") from exc
         finally:
             self.stop.set()
             collector.join(timeout=10)
 
-    def _next(self, timeout: float) -> list[str] | _Comeback | None:
+    def _sessions(self) -> None:
+        whole = set(self.folders)  # folders to sync whole
+        paths: dict[Path, set[str]] = {}
+        first_change = last_change = retry_at = 0.0
+        while not self.stop.is_set():
+            if self._failure is not None:
+                raise SearchappError(f"cannot watch the folders: {first_line(self._failure)} (--poll SECONDS "
+                                     "scans them instead)")
+            due = self._due(whole, paths, first_change, last_change, retry_at)
+            item = self._next(min(TICK_S, max(0.0, due - time.monotonic())))
+            if item is not None:
+                now = time.monotonic()
+                reals = self._reals()
+                while item is not None:  # everything queued so far
+                    if isinstance(item, _Comeback):
+                        whole.update(item.folders)
+                    elif isinstance(item, _Refused):
+                        self.report(Session(item.folder, 0, note=item.reason))
+                    else:
+                        for path in item:
+                            for folder, where in self._wanted(path, reals):
+                                paths.setdefault(folder, set()).add(where)
+                    item = self._next(0)
+                first_change = first_change or now
+                last_change = now
+                # Not written yet unless the burst has lasted ``longest``: changes that never stop coming must
+                # not keep the session from ever starting.
+                due = self._due(whole, paths, first_change, last_change, retry_at)
+            if (whole or paths) and time.monotonic() >= due and not self.stop.is_set():
+                if self._write(whole, paths):
+                    first_change = last_change = retry_at = 0.0
+                else:
+                    retry_at = time.monotonic() + self.settings.retry
+
+    def _reals(self) -> dict[Path, str]:
+        """The real path of each folder followed now (a refused one left out)."""
+        return {f: os.path.realpath(f) for f in self.folders if not isinstance(self._state(f), str)}
+
+    def _next(self, timeout: float) -> list[str] | _Comeback | _Refused | None:
         try:
             return self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
         except queue.Empty:
@@ -236,10 +342,13 @@ class Watcher:
                 return True
             within = None if folder in whole else paths[folder]
             changed = None if within is None else len(within)
-            if _identity(folder) is None:
+            state = self._state(folder)  # again just before the session: a folder replaced since is not read
+            if state is None:
                 # Gone (deleted, renamed, unmounted): what is indexed from it stays until it is back, when it is
                 # synced whole (the collector queues it).
                 self.report(Session(folder, changed, note="the folder is gone; waiting for it to come back"))
+            elif isinstance(state, str):
+                pass  # refused: said once, when the collector saw it; followed again once the folder is back
             else:
                 try:
                     summary = self.sync(folder, within)

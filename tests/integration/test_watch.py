@@ -37,11 +37,14 @@ from tests.fakes import FakeEncoder
 
 delay = float(os.environ.get("WATCH_TEST_ENCODE_DELAY", "0"))
 pipeline.FLUSH_PASSAGES = int(os.environ.get("WATCH_TEST_FLUSH_PASSAGES", pipeline.FLUSH_PASSAGES))
+fail_on = os.environ.get("WATCH_TEST_FAIL_ON")
 
 
 class Slow(FakeEncoder):
     def encode(self, texts, truncate=False):
         time.sleep(delay)
+        if fail_on and any(fail_on in t for t in texts):  # an error of no kind the watcher expects
+            raise RuntimeError(f"the encoder broke on {fail_on!r}\n  (a second line of the driver's message)")
         return super().encode(texts, truncate)
 
 
@@ -69,7 +72,8 @@ class Watching:
         self.seen: list[dict[str, Any]] = []
         self.stderr: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -98,6 +102,12 @@ class Watching:
     def stop(self, sig: int = signal.SIGTERM) -> int:
         self.process.send_signal(sig)
         return self.process.wait(timeout=60)
+
+    def ended(self, timeout: float) -> tuple[int, str]:
+        """The exit status and the whole stderr of a process that ends by itself within ``timeout``."""
+        status = self.process.wait(timeout=timeout)
+        self._stderr_reader.join(timeout=10)
+        return status, "".join(self.stderr)
 
 
 @contextmanager
@@ -249,34 +259,103 @@ def test_sigterm_during_a_burst_ends_after_its_session_and_the_next_start_resume
     assert "later.txt" in documents(index)
 
 
-def test_serve_watch_serves_what_the_folder_holds_and_stops_with_the_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def found_over_http(port: int, word: str) -> set[str]:
+    """The names of the files a lexical search of the server on ``port`` finds (none while it is not up)."""
     import httpx
 
+    try:
+        r = httpx.post(f"http://127.0.0.1:{port}/search", json={"query": word, "mode": "lexical"}, timeout=5)
+    except httpx.TransportError:
+        return set()
+    return {Path(h["path"]).name for h in r.json()["hits"]} if r.status_code == 200 else set()
+
+
+@contextmanager
+def serving_watched(
+    tmp_path: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], Path, int]]:
+    """``serve --watch docs`` once the file docs/ starts with (about herons) can be found over HTTP: the process, the
+    folder and the port."""
     docs, index = tmp_path / "docs", tmp_path / "ix"
     docs.mkdir()
     (docs / "a.txt").write_text("Herons wait by the river.")
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-c", WRAPPER, "serve", "-i", str(index), "--port", str(port), "--lazy", "--watch", str(docs)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
-
-    def found(word: str) -> set[str]:
-        try:
-            r = httpx.post(f"http://127.0.0.1:{port}/search", json={"query": word, "mode": "lexical"}, timeout=5)
-        except httpx.TransportError:
-            return set()
-        return {Path(h["path"]).name for h in r.json()["hits"]} if r.status_code == 200 else set()
-
     try:
-        visible(lambda: found("herons") == {"a.txt"}, "the folder's file, ingested at start")
-        (docs / "b.txt").write_text("Kingfishers dive for fish.")
-        visible(lambda: found("kingfishers") == {"b.txt"}, "a new file, over HTTP")
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=60) == 0
+        visible(lambda: found_over_http(port, "herons") == {"a.txt"}, "the folder's file, ingested at start")
+        yield server, docs, port
     finally:
         if server.poll() is None:
             server.kill()
         server.wait(timeout=30)
+
+
+def test_serve_watch_serves_what_the_folder_holds_and_stops_with_the_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with serving_watched(tmp_path) as (server, docs, port):
+        (docs / "b.txt").write_text("Kingfishers dive for fish.")
+        visible(lambda: found_over_http(port, "kingfishers") == {"b.txt"}, "a new file, over HTTP")
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
     assert server.stderr is not None and "watching" in server.stderr.read()
+
+
+def error_line(stderr: str) -> str:
+    """The one ``error:`` line of a failed command's stderr, with no traceback around it."""
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and stderr.rstrip().endswith(errors[0]), stderr
+    return errors[0]
+
+
+def test_watch_with_the_index_in_the_folder_above_follows_every_change(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    with watching(docs, tmp_path) as w:  # `watch docs --index .`
+        assert w.session()["added"] == 1
+        (docs / "b.txt").write_text("Zebras graze on the open plain.")
+        visible(lambda: paths_found(tmp_path, "zebras") == {"b.txt"}, "a change after the first sync")
+        assert w.session()["added"] == 1
+        assert w.stop() == 0
+
+
+@pytest.mark.parametrize("command", ["watch", "serve"])
+def test_an_index_kept_in_the_watched_folder_itself_is_refused_in_one_line_before_it_is_made(  # type: ignore[no-untyped-def]
+    tmp_path, command: str
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    args = (["watch", str(docs), "-i", str(docs)] if command == "watch"
+            else ["serve", "-i", str(docs), "--port", str(free_port()), "--lazy", "--watch", str(docs)])
+    done = subprocess.run([sys.executable, "-c", WRAPPER, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert done.returncode == 1
+    assert "the index is kept in this folder itself" in error_line(done.stderr)
+    assert sorted(p.name for p in docs.iterdir()) == ["a.txt"]  # no index made there
+
+
+def test_a_watch_whose_session_fails_unexpectedly_ends_with_one_error_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    docs, index = tmp_path / "docs", tmp_path / "ix"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    with watching(docs, index, {"WATCH_TEST_FAIL_ON": "poison"}) as w:
+        w.session()
+        (docs / "b.txt").write_text("A poison pill for the encoder.")
+        status, stderr = w.ended(timeout=60)
+    assert status == 1
+    assert error_line(stderr) == "error: the watch stopped: RuntimeError: the encoder broke on 'poison'"
+
+
+def test_serve_watch_ends_with_an_error_when_its_watcher_dies(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with serving_watched(tmp_path, {"WATCH_TEST_FAIL_ON": "poison"}) as (server, docs, _):
+        (docs / "b.txt").write_text("A poison pill for the encoder.")
+        # Not a server going on with an index that no longer follows the folder: it ends, saying why.
+        assert server.wait(timeout=60) == 1
+    assert server.stderr is not None
+    line = error_line(server.stderr.read())
+    assert line.startswith("error: the watch stopped: RuntimeError: the encoder broke on 'poison'; the server stopped")

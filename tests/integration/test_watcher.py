@@ -5,6 +5,7 @@ changes that never stop), its polling mode, and the ingest restricted to some pa
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from searchapp import Index, IndexConfig
+from searchapp.errors import ConfigError, SearchappError
 from searchapp.ingest.watch import Session, Watcher, WatchSettings
 from tests.integration.test_disk_full import sqlite_full  # noqa: F401  (the fixture)
 
@@ -41,14 +43,18 @@ class Recorder:
 
 
 @contextmanager
-def running(ix: Index, folder: Path, **settings: Any) -> Iterator[Recorder]:
+def running(ix: Index, folder: Path, follow_links: bool = False, **settings: Any) -> Iterator[Recorder]:
     record = Recorder()
     stop = threading.Event()
 
     def sync(root: Path, within: Any) -> Any:
-        return ix.ingest(root, within=within)
+        return ix.ingest(root, within=within, follow_links=follow_links)
 
-    watcher = Watcher([folder], sync, record, WatchSettings(**{"debounce": 0.2, "retry": 0.3, **settings}), stop)
+    # The option goes to the watcher only when asked for, as the command passes it.
+    links = {"follow_links": True} if follow_links else {}
+    ignore = [ix.path] if ix.path is not None else []
+    watcher = Watcher([folder], sync, record, WatchSettings(**{"debounce": 0.2, "retry": 0.3, **settings}), stop,
+                      ignore=ignore, **links)
     thread = threading.Thread(target=watcher.run)
     thread.start()
     try:
@@ -186,3 +192,174 @@ def test_an_ingest_within_some_paths_reads_and_removes_only_there(tmp_path: Path
     assert names(ix) == {"a.txt", "b.txt", "d.txt", "e.txt"}
     assert ix.ingest(folder, within=[str(real / "a.txt")]).removed == 1
     assert names(ix) == {"b.txt", "d.txt", "e.txt"}
+
+
+def until(check: Callable[[], bool], what: str, record: Recorder, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not within {timeout}s: {what}; sessions: {record.sessions}"
+        time.sleep(0.05)
+
+
+def paths(ix: Index) -> set[str]:
+    return {d.path for d in ix.documents()}
+
+
+def folder_of_one(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir()
+    (folder / name).write_text(text)
+    return folder
+
+
+def swap_for_link(folder: Path, target: Path) -> None:
+    """`mv docs docs.old; ln -s TARGET docs`"""
+    folder.rename(folder.with_name(folder.name + ".old"))
+    folder.symlink_to(target, target_is_directory=True)
+
+
+@pytest.mark.parametrize("poll", [None, 0.1], ids=["events", "polling"])
+def test_a_root_replaced_by_a_link_is_refused_and_its_target_never_read(
+    tmp_path: Path, docs: Path, ix: Index, poll: float | None
+) -> None:
+    secret = folder_of_one(tmp_path / "secret", "creds.txt", "The password is swordfish.")
+    with running(ix, docs, poll=poll) as record:
+        swap_for_link(docs, secret)
+        seen = 1
+        while (session := record.next(seen)).note is None or "link" not in session.note:
+            assert "creds.txt" not in names(ix), record.sessions
+            seen += 1
+        assert str(secret) in session.note and "--follow-links" in session.note
+        (secret / "more.txt").write_text("Written in the link's target while it is watched.")
+        (tmp_path / "docs.old" / "old.txt").write_text("Written in the folder watched at start, moved away.")
+        time.sleep(1.0)  # five debounces: a session of either would have come by now
+        assert names(ix) == {"a.txt"}  # what the folder held is kept, as for a folder gone
+        assert [s.note for s in record.sessions[seen:]] == [session.note]  # said once
+        # The folder back in place: followed again, and synced whole.
+        docs.unlink()
+        (tmp_path / "docs.old").rename(docs)
+        while (session := record.next(seen)).changed is not None:
+            seen += 1
+        assert session.summary is not None and session.summary.added == 1
+    assert names(ix) == {"a.txt", "old.txt"}
+
+
+def test_a_root_replaced_by_a_link_is_followed_as_ingest_would_with_follow_links(
+    tmp_path: Path, docs: Path, ix: Index
+) -> None:
+    target = folder_of_one(tmp_path / "target", "there.txt", "In the link's target from the start.")
+    with running(ix, docs, follow_links=True) as record:
+        swap_for_link(docs, target)
+        until(lambda: "there.txt" in names(ix), "the target, synced whole", record)
+        (target / "new.txt").write_text("Written in the target after the swap.")
+        # Under its real path, where `searchapp ingest docs` puts it.
+        until(lambda: str(target.resolve() / "new.txt") in paths(ix), "a change in the target", record)
+        assert not any(s.note for s in record.sessions)
+
+
+@pytest.mark.parametrize("poll", [None, 0.1], ids=["events", "polling"])
+def test_changes_under_a_linked_subfolder_are_indexed_where_ingest_indexes_them(
+    docs: Path, ix: Index, poll: float | None
+) -> None:
+    guide = docs / "guide"
+    guide.mkdir()
+    (guide / "g.txt").write_text("The guide's first page.")
+    # Older than the second it is rewritten in: the scans compare modification times to the second.
+    os.utime(guide / "g.txt", (time.time() - 10, time.time() - 10))
+    (docs / "current").symlink_to("guide", target_is_directory=True)  # inotify names guide's files current/...
+    real = docs.resolve() / "guide"
+    with running(ix, docs, poll=poll) as record:
+        assert paths(ix) == {str(docs.resolve() / "a.txt"), str(real / "g.txt")}
+        (guide / "new.txt").write_text("A new page of the guide.")
+        until(lambda: str(real / "new.txt") in paths(ix), "a new file in the linked folder", record)
+        (guide / "g.txt").write_text("The guide's first page, rewritten.")
+        until(lambda: "rewritten" in ix.document(str(real / "g.txt")).text, "an edited file", record)
+        (guide / "new.txt").unlink()
+        until(lambda: str(real / "new.txt") not in paths(ix), "a deleted file", record)
+        assert not any(s.note for s in record.sessions)
+    assert paths(ix) == {str(docs.resolve() / "a.txt"), str(real / "g.txt")}  # never under current/
+
+
+def test_changes_under_a_link_leading_out_of_the_folder_are_said_once_not_followed(
+    tmp_path: Path, docs: Path, ix: Index
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (docs / "out").symlink_to(outside, target_is_directory=True)
+    with running(ix, docs) as record:
+        (outside / "o.txt").write_text("Outside the watched folder.")
+        note = record.next(1).note
+        assert note is not None and "out/" in note and "not followed" in note and str(outside) in note
+        (outside / "p.txt").write_text("Outside again.")
+        time.sleep(0.5)
+        (docs / "b.txt").write_text("Inside the watched folder.")
+        until(lambda: "b.txt" in names(ix), "a file inside", record)
+        assert [s.note for s in record.sessions if s.note] == [note]  # once, however many changes
+    assert names(ix) == {"a.txt", "b.txt"}
+
+
+@pytest.mark.parametrize("place", ["above", "inside"])
+def test_the_index_folder_above_the_watched_one_hides_nothing_and_one_inside_is_left_out(
+    tmp_path: Path, fake_encoder: Any, place: str
+) -> None:
+    project = tmp_path / "project"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (docs / "a.txt").write_text("There from the start.")
+    location = project if place == "above" else docs / "index"  # `watch docs --index .`; `--index docs/index`
+    with Index(location, create=True, config=IndexConfig(), encoder=fake_encoder) as ix, \
+            running(ix, docs) as record:
+        (docs / "b.txt").write_text("Written after the first sync.")
+        until(lambda: "b.txt" in names(ix), "a change after the first sync", record)
+        time.sleep(1.0)
+        # One session for b.txt, none for the index's own writes (the database and its journal).
+        assert [s.changed for s in record.sessions] == [None, 1]
+
+
+def test_an_index_kept_in_the_watched_folder_itself_is_refused(docs: Path, fake_encoder: Any) -> None:
+    with Index(docs, create=True, config=IndexConfig(), encoder=fake_encoder) as ix, \
+            pytest.raises(ConfigError, match="the index is kept in this folder itself"):
+        Watcher([docs], lambda root, within: ix.ingest(root, within=within), Recorder(), ignore=[docs])
+
+
+def test_a_session_that_fails_unexpectedly_ends_the_watch_with_its_reason(docs: Path, ix: Index) -> None:
+    def sync(root: Path, within: Any) -> Any:
+        if within is not None:
+            raise RuntimeError("(psycopg.errors.CharacterNotInRepertoire) invalid byte sequence\n[SQL: INSERT ...]")
+        return ix.ingest(root)
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            watcher.run()
+        except BaseException as exc:
+            failed.append(exc)
+
+    watcher = Watcher([docs], sync, Recorder(), WatchSettings(debounce=0.2))
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        (docs / "b.txt").write_text("The session for this file fails.")
+        thread.join(timeout=20)
+        assert not thread.is_alive()  # ended, not hanging
+    finally:
+        watcher.stop.set()
+        thread.join(timeout=10)
+    assert len(failed) == 1 and isinstance(failed[0], SearchappError)
+    assert str(failed[0]) == ("the watch stopped: RuntimeError: (psycopg.errors.CharacterNotInRepertoire) invalid "
+                              "byte sequence")
+
+
+def test_a_collector_that_fails_ends_the_watch_with_its_reason(
+    docs: Path, ix: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    def broken(*paths: str, **options: Any) -> Any:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "watch", broken)
+    watcher = Watcher([docs], lambda root, within: ix.ingest(root, within=within), Recorder())
+    with pytest.raises(SearchappError, match="cannot watch the folders: .*inotify watch limit reached"):
+        watcher.run()
