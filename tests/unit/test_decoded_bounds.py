@@ -10,12 +10,13 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, NameObject, NumberObject
 
 from searchapp.ingest.formats.load import load_document
-from tests.packages import epub_bytes, parts_of, pptx_bytes, xhtml, zip_bytes
+from tests.packages import epub_bytes, odf_bytes, parts_of, pptx_bytes, xhtml, zip_bytes
 
 # Each file below loads in well under this on any machine once it is read as the fix reads it; before, the
 # slowest took minutes (the PPTX 28 s, the PDF about 15 s, the DOCX of spanned cells did not end).
@@ -83,3 +84,21 @@ def test_a_pdf_page_the_page_tree_lists_2000_times_is_read_once(tmp_path: Path) 
     writer.write(out)
     text = loaded(write(tmp_path, "repeated.pdf", out.getvalue()))
     assert text.count("Words on the only page.") == 20
+
+
+def test_an_odt_run_of_spaces_is_cut_however_many_elements_write_it(tmp_path: Path) -> None:
+    spaces = '<text:s text:c="10000"/>' * 5_000
+    body = f"<text:p>before{spaces}after</text:p><text:p>one<text:s/>two<text:s text:c='3'/>three</text:p>"
+    text = loaded(write(tmp_path, "spaces.odt", odf_bytes("odt", body)))
+    assert text == "before" + " " * 100 + "after\none two   three"
+
+
+@pytest.mark.parametrize("value", ["²", "9" * 5_000, "-3", "1e9", "00000000000000000000000007"])
+def test_an_odt_count_or_level_of_any_spelling_is_read_not_a_crash(tmp_path: Path, value: str) -> None:
+    # "²" is a digit to str.isdigit but not to int(); 5,000 digits are past int()'s limit: both raised
+    # ValueError out of the loader (a traceback ending the ingest).
+    body = f'<text:h text:outline-level="{value}">Heading</text:h><text:p>a<text:s text:c="{value}"/>b</text:p>'
+    doc = load_document(write(tmp_path, "counts.odt", odf_bytes("odt", body)))
+    assert doc.text.startswith("Heading\na ") and doc.text.endswith("b")
+    assert len(doc.text) <= len("Heading\na") + 100 + 1
+    assert [h.text for h in doc.headings] == ["Heading"] and 1 <= doc.headings[0].level <= 6
