@@ -10,7 +10,9 @@ import re
 import time
 from pathlib import Path
 
+import docx
 import pytest
+from docx.oxml.ns import qn
 from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, NameObject, NumberObject
@@ -102,3 +104,44 @@ def test_an_odt_count_or_level_of_any_spelling_is_read_not_a_crash(tmp_path: Pat
     assert doc.text.startswith("Heading\na ") and doc.text.endswith("b")
     assert len(doc.text) <= len("Heading\na") + 100 + 1
     assert [h.text for h in doc.headings] == ["Heading"] and 1 <= doc.headings[0].level <= 6
+
+
+def docx_table(rows: int, span: int) -> bytes:
+    """A DOCX whose one table has ``rows`` rows, its first column one cell merged down all of them, and whose
+    last cell spans ``span`` grid columns."""
+    document = docx.Document()
+    table = document.add_table(rows=rows, cols=2)
+    for i, tr in enumerate(table._tbl.tr_lst):
+        tr.tc_lst[0].vMerge = "restart" if i == 0 else "continue"
+    table.cell(0, 0).text = "merged down"
+    table.cell(rows - 1, 1).text = "last cell"
+    last = table._tbl.tr_lst[-1].tc_lst[-1]
+    last.grid_span = 2
+    last.tcPr.gridSpan.set(qn("w:val"), str(span))  # past what python-docx's setter allows
+    document.add_paragraph("after the table")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_docx_cells_spanned_and_merged_are_each_read_once(tmp_path: Path) -> None:
+    # Before: python-docx's row.cells yields a cell once per grid column it spans (99,999,999,999 here) and
+    # walks up the rows for each cell merged down (1,200 rows: recursion error after minutes).
+    text = loaded(write(tmp_path, "table.docx", docx_table(rows=1_200, span=99_999_999_999)))
+    assert text == "merged down\n" + "\n" * 1_199 + "last cell\nafter the table"
+
+
+def test_docx_paragraph_styles_are_looked_up_once_per_style(tmp_path: Path) -> None:
+    # python-docx finds a paragraph's style among all the document's styles each time: 8 ms a paragraph.
+    document = docx.Document()
+    document.add_heading("Heading", level=1)
+    for _ in range(5_000):
+        document.add_paragraph()
+    document.add_paragraph("body words")
+    out = io.BytesIO()
+    document.save(out)
+    started = time.perf_counter()
+    doc = load_document(write(tmp_path, "many.docx", out.getvalue()))
+    assert time.perf_counter() - started < 5.0  # was 40 s
+    assert doc.text.startswith("Heading\n") and doc.text.endswith("body words")
+    assert [(h.level, h.text) for h in doc.headings] == [(1, "Heading")]
