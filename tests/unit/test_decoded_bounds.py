@@ -17,7 +17,10 @@ from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, NameObject, NumberObject
 
-from searchapp.ingest.formats.load import load_document
+from searchapp.errors import LoadError
+from searchapp.ingest.formats import registry
+from searchapp.ingest.formats.format import Format, LoadedText
+from searchapp.ingest.formats.load import load_document, max_chars
 from tests.packages import epub_bytes, odf_bytes, parts_of, pptx_bytes, xhtml, zip_bytes
 
 # Each file below loads in well under this on any machine once it is read as the fix reads it; before, the
@@ -145,3 +148,30 @@ def test_docx_paragraph_styles_are_looked_up_once_per_style(tmp_path: Path) -> N
     assert time.perf_counter() - started < 5.0  # was 40 s
     assert doc.text.startswith("Heading\n") and doc.text.endswith("body words")
     assert [(h.level, h.text) for h in doc.headings] == [(1, "Heading")]
+
+
+def test_a_text_longer_than_the_size_limit_allows_is_skipped_as_too_large(tmp_path: Path) -> None:
+    # Each "a" plus an element standing for 100 spaces: 101 characters for 24 bytes of XML, 1.4 KB zipped.
+    path = write(tmp_path, "spaces.odt", odf_bytes("odt", "<text:p>" + 'a<text:s text:c="100"/>' * 5_000
+                                               + "z</text:p>"))
+    assert len(loaded(path)) == 505_001  # within the default limit
+    with pytest.raises(LoadError) as info:
+        load_document(path, max_bytes=100_000)
+    assert info.value.skipped == "too_large" and info.value.path == str(path)
+    assert info.value.reason == ("its text is 505,001 characters, more than the 100,000 a plain text file of the "
+                                 "size limit could hold (--max-file-mb)")
+
+
+def test_the_bound_holds_for_every_format_and_is_a_plain_file_s(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    assert max_chars(100_000) == 100_000  # a plain file's bytes each hold at most one character
+    plain = write(tmp_path, "plain.txt", b"x" * 100_000)
+    assert len(loaded(plain, max_bytes=100_000)) == 100_000
+
+    def expands(path: Path, data: bytes) -> LoadedText:
+        return LoadedText("y" * (100_000 + 1), None)
+
+    monkeypatch.setitem(registry.FORMATS, ".rst", Format("expanding", (".rst",), expands, is_text=True))
+    with pytest.raises(LoadError, match="its text is 100,001 characters, more than the 100,000") as info:
+        load_document(write(tmp_path, "small.rst", b"tiny"), max_bytes=100_000)
+    assert info.value.skipped == "too_large"
