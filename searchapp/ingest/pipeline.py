@@ -194,6 +194,8 @@ class Ingest:
         self.gone: list[int] = []  # stored documents whose files hold no text any more
         self.max_bytes = MAX_FILE_BYTES
         self.follow_links = False
+        # The index's own folder (a folder index's; handed down by Index): the walk neither reads nor counts it.
+        self.index_folder: str | None = None
         # Read every file again even if its size and mtime are unchanged (a file rewritten within the same
         # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
         self.force = False
@@ -286,7 +288,8 @@ class Ingest:
             self._fail(path, reason)
 
         files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
-                          on_skip=self._fail, skipped=self.summary.skipped, within=within))
+                          on_skip=self._fail, skipped=self.summary.skipped, within=within,
+                          index_folder=self.index_folder))
         seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
         for path in files:
