@@ -45,8 +45,9 @@ SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
 # re-embeds those whose passages come out different (an index built before the markup and section readers would
 # otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
 # sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
-# or its name) at the root of its section paths.
-PASSAGES_VERSION = 2
+# or its name) at the root of its section paths. 3: HTML and EPUB without the blank lines empty headings left; ODF
+# runs of spaces cut at 100; PPTX slides and PDF pages listed again read once.
+PASSAGES_VERSION = 3
 
 
 @dataclass
