@@ -354,6 +354,7 @@ class Index:
                 raise ConfigError(f"max_file_mb must be a number of MB in (0, {MAX_FILE_MB}], got {max_file_mb!r}")
             run.max_bytes = int(max_file_mb * 2**20)
         run.follow_links = follow_links
+        run.index_folder = None if self.path is None else str(self.path)
         run.force = force
         prepared = None
         spec: EncoderSpec | None = None  # the workers' pinned spec, for a Ray run

@@ -26,11 +26,23 @@ class BeirSet:
 
 
 def read_lines(path: Path) -> list[str]:
-    """A UTF-8 text file's lines; unreadable or undecodable files are a one-line ``SearchappError``."""
+    """A UTF-8 text file's lines, split at ``"\n"`` only, each without a ``"\r"`` before it; unreadable or
+    undecodable files, and a line holding a NUL character, are a one-line ``SearchappError`` (naming the line).
+
+    Not ``str.splitlines``: it also splits at form feeds, U+2028 and other separators a line may hold, which
+    broke a question in two ("expected question<TAB>targets") and shifted the numbers of the lines after it.
+    """
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SearchappError(f"{path}: cannot read: {exc}") from exc
+    if "\0" in text:
+        line = text.count("\n", 0, text.index("\0")) + 1
+        raise SearchappError(f"{path}:{line}: a NUL character (a text file holds none)")
+    lines = text.split("\n")
+    if lines[-1] == "":  # the newline ending the last line starts none
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _jsonl(path: Path) -> list[dict[str, object]]:

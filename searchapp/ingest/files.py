@@ -54,6 +54,7 @@ def walk(
     on_skip: Callable[[str, str], None] | None = None,
     skipped: Counter[str] | None = None,
     within: Collection[str] | None = None,
+    index_folder: str | None = None,
 ) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
     through a link or under another name is the same folder), in sorted order.
@@ -71,6 +72,10 @@ def walk(
     ``within``: absolute paths under the real ``root`` (files or folders, existing or not); only the files at or
     under one of them are yielded, by the same rules, and only the folders leading to them are listed (a
     watcher's changed paths, ``ingest/watch.py``).
+
+    ``index_folder``: the folder of the index being written, which holds no documents: never walked (nor counted,
+    hidden or not) when it lies under ``root``; when it is ``root`` itself, the files there that no format claims
+    are not counted as unsupported (the index's database, vectors and lock are among them).
     """
     count = skipped if skipped is not None else Counter[str]()
     base = Path(os.path.realpath(root))
@@ -85,8 +90,10 @@ def walk(
         if on_error is not None:
             on_error(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}")
 
+    own = None if index_folder is None else os.path.realpath(index_folder)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own]
         count["hidden"] += sum(d.startswith(".") for d in dirnames)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                              and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
@@ -99,7 +106,8 @@ def walk(
                 count["hidden"] += 1
                 continue
             if format_for(path) is None:
-                count["unsupported"] += 1
+                if dirpath != own:  # the index's database, vectors and lock, where the index is the root
+                    count["unsupported"] += 1
                 continue
             if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
                 count["excluded"] += 1

@@ -45,8 +45,9 @@ SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
 # re-embeds those whose passages come out different (an index built before the markup and section readers would
 # otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
 # sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
-# or its name) at the root of its section paths.
-PASSAGES_VERSION = 2
+# or its name) at the root of its section paths. 3: HTML and EPUB without the blank lines empty headings left; ODF
+# runs of spaces cut at 100; PPTX slides and PDF pages listed again read once.
+PASSAGES_VERSION = 3
 
 
 @dataclass
@@ -194,6 +195,8 @@ class Ingest:
         self.gone: list[int] = []  # stored documents whose files hold no text any more
         self.max_bytes = MAX_FILE_BYTES
         self.follow_links = False
+        # The index's own folder (a folder index's; handed down by Index): the walk neither reads nor counts it.
+        self.index_folder: str | None = None
         # Read every file again even if its size and mtime are unchanged (a file rewritten within the same
         # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
         self.force = False
@@ -286,7 +289,8 @@ class Ingest:
             self._fail(path, reason)
 
         files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
-                          on_skip=self._fail, skipped=self.summary.skipped, within=within))
+                          on_skip=self._fail, skipped=self.summary.skipped, within=within,
+                          index_folder=self.index_folder))
         seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
         for path in files:

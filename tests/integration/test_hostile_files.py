@@ -159,3 +159,22 @@ def test_a_moved_root_is_removed_by_path_even_though_it_is_gone(tmp_path: Path, 
         assert ix.remove_under(["note-1"]) == 1
         assert all(Path(h.path).parent.name == "new" for h in ix.search("keys tomatoes", k=10, mode="lexical"))
     assert os.path.exists(tmp_path / "new" / "a.txt")
+
+
+@pytest.mark.parametrize("where", ["under", "root"])
+def test_the_index_s_own_files_are_not_counted_as_unsupported(tmp_path: Path, fake_encoder, where: str) -> None:  # type: ignore[no-untyped-def]
+    # An index inside the folder it indexes showed as "skipped 4 of unsupported type": its database, vectors and
+    # lock. They are not the user's files: not walked (under the folder), not counted (the folder itself).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notes.md").write_text("# Notes\n\nrotate the signing keys")
+    (docs / "pics").mkdir()
+    (docs / "pics" / "photo.png").write_bytes(b"\x89PNG\r\n")  # the user's, and no format claims it: counted
+    location = docs / "ix" if where == "under" else docs
+    with Index(location, create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        first = ix.ingest(docs)
+        again = ix.ingest(docs)
+        assert names(ix.search("signing keys", k=5, mode="lexical")) == {"notes.md"}
+    assert (first.added, again.unchanged) == (1, 1)
+    assert first.skipped["unsupported"] == again.skipped["unsupported"] == 1
+    assert first.skipped["hidden"] == again.skipped["hidden"] == 0

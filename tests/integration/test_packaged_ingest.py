@@ -31,3 +31,16 @@ def test_good_and_bad_packages_in_one_ingest(tmp_path: Path, fake_encoder) -> No
                             ("dark night cold", "book.epub")]:
             hits = ix.search(query, k=1, mode="lexical")
             assert [Path(h.path).name for h in hits] == [name], query
+
+
+def test_a_package_whose_text_outgrows_the_size_limit_is_skipped_as_too_large(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # 1.4 KB on disk, 505,001 characters of text: more than a plain file of --max-file-mb 0.1 holds.
+    (docs / "spaces.odt").write_bytes(odf_bytes("odt", "<text:p>" + 'a<text:s text:c="100"/>' * 5_000 + "z</text:p>"))
+    (docs / "report.odt").write_bytes(odf_bytes("odt", ODT_BODY, title="ODT Title"))
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        summary = ix.ingest(docs, max_file_mb=0.1)
+    assert (summary.added, summary.failed, summary.skipped["too_large"]) == (1, 1, 1)
+    assert summary.failures == [(str(docs / "spaces.odt"), "its text is 505,001 characters, more than the 104,857 a "
+                                 "plain text file of the size limit could hold (--max-file-mb)")]

@@ -4,6 +4,7 @@ one test of a path being under a folder."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,21 @@ def test_walk_sorted_skips_hidden_unsupported_and_loops(tree: Path) -> None:
         "notes/x.md",
         "notes/deep/y.txt",
     ]
+
+
+@pytest.mark.parametrize("name", ["ix", ".searchapp"])
+def test_the_index_folder_under_the_root_is_neither_walked_nor_counted(tree: Path, name: str) -> None:
+    before: Counter[str] = Counter()
+    files = list(walk(tree, skipped=before))
+    for part in ["index.db", "index.db-wal", "vectors.faiss", "write.lock", "stray.md"]:
+        write(tree / name / part, "the index's")
+    after: Counter[str] = Counter()
+    assert list(walk(tree, skipped=after, index_folder=str(tree / name))) == files
+    assert after == before
+    # The index as the root itself: what no format claims there is the index's, not counted.
+    inside: Counter[str] = Counter()
+    assert rels(tree / name, list(walk(tree / name, skipped=inside, index_folder=str(tree / name)))) == ["stray.md"]
+    assert inside["unsupported"] == 0
 
 
 def test_walk_include_exclude_globs(tree: Path) -> None:

@@ -1,9 +1,13 @@
-"""The known-item questions file read (spellings of a target path, comments, byte-order mark, CRLF) and misses."""
+"""The known-item questions file read (spellings of a target path, comments, byte-order mark, CRLF, lines split at
+newlines only, NUL refused) and misses."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from searchapp.errors import SearchappError
 from searchapp.evaluate.known_items import KnownItems, Question, misses, read_questions
 
 
@@ -31,3 +35,25 @@ def test_misses_name_what_ranked_above() -> None:
     ]
     assert got[0].to_dict() == {"line": 2, "question": "q2", "targets": ["b", "c"], "rank": 3, "first": "x",
                                 "above": ["x", "y"]}
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x0c", "\x0b", "\x1c", "\x85", "\r"])
+def test_a_question_holding_a_line_separator_other_than_newline_is_one_line(tmp_path: Path, separator: str) -> None:
+    # str.splitlines splits at each of these: the question was cut in two ("expected question<TAB>targets") and
+    # the lines after it numbered one too far.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("a")
+    file = tmp_path / "q.tsv"
+    file.write_bytes(f"first{separator}half?\ta.md\r\nsecond?\ta.md\n".encode())
+    items = read_questions(file, tmp_path / "docs")
+    assert items.questions == (Question(1, f"first{separator}half?", ("a.md",)), Question(2, "second?", ("a.md",)))
+
+
+def test_a_nul_in_a_question_is_one_line_naming_the_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("a")
+    file = tmp_path / "q.tsv"
+    file.write_bytes(b"# about a\nfine?\ta.md\nnul\x00here?\ta.md\n")
+    with pytest.raises(SearchappError) as info:
+        read_questions(file, tmp_path / "docs")
+    assert str(info.value) == f"{file}:3: a NUL character (a text file holds none)"

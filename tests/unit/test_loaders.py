@@ -338,6 +338,32 @@ def test_html_headings_land_where_their_text_does(tmp_path: Path) -> None:
         (0, 1, "Main title"), (19, 2, "Sub part"), (29, 3, "Block inside"), (49, 6, "Last")]
 
 
+NESTED_EMPTY = {
+    "nested": "<h2>" * 50 + "</h2>" * 50,
+    "nested-levels": "".join(f"<h{1 + i % 6}>" for i in range(50))
+                     + "".join(f"</h{1 + i % 6}>" for i in range(49, -1, -1)),
+    "blocks-in-a-heading": "<h1>" + "<div></div>" * 50 + "</h1>",
+    "around-a-heading": "<h2>" * 25 + "<h3>Inner</h3>" + "</h2>" * 25,
+}
+
+
+@pytest.mark.parametrize("where", ["first", "between", "last"])
+@pytest.mark.parametrize("kind", NESTED_EMPTY)
+def test_html_empty_headings_leave_no_run_of_blank_lines(tmp_path: Path, kind: str, where: str) -> None:
+    # The blank-line runs were collapsed while the heading marks were still in the text: a line holding only
+    # marks was not blank yet, and 50 nested empty headings left 50 blank lines once the marks were out.
+    parts = ["<h1>Top</h1>", "<p>after</p>"]
+    parts.insert({"first": 0, "between": 1, "last": 2}[where], NESTED_EMPTY[kind])
+    doc = load_document(write(tmp_path / "empty.html", f"<html><body>{''.join(parts)}</body></html>"))
+    lines = ["Top", "after"]
+    if kind == "around-a-heading":
+        lines.insert({"first": 0, "between": 1, "last": 2}[where], "Inner")
+    assert doc.text == "\n\n".join(lines)
+    for heading in doc.headings:
+        assert starts_a_line(doc, heading) and doc.text[heading.start:].startswith(heading.text)
+    assert [h.text for h in doc.headings] == [line for line in doc.text.split("\n") if line in ("Top", "Inner")]
+
+
 def test_docx_heading_styles_with_offsets(tmp_path: Path) -> None:
     document = docx.Document()
     document.add_paragraph("Preface")

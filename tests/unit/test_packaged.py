@@ -4,12 +4,14 @@ encrypted files are refused with one-line reasons."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import time
 import zipfile
 from pathlib import Path
 
+import docx
 import pytest
 
 from searchapp.ingest.formats import zipped
@@ -163,6 +165,37 @@ def test_an_epub_chapter_with_a_dtd_is_read_as_html_and_its_entities_never_expan
     assert "before" in doc.text and "after" in doc.text
     assert "lollol" not in doc.text and len(doc.text) < 1000
     assert headings(doc) == [(1, "Safe")]
+
+
+def docx_bytes() -> bytes:
+    document = docx.Document()
+    document.add_paragraph("words")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+DEEP = "<x>" * 300 + "</x>" * 300
+# Each format's main XML part with elements nested 300 deep, or a text of 11 M characters.
+PAST_XML_LIMITS = {
+    "pptx": lambda: with_prolog(pptx_bytes(), "ppt/slides/slide1.xml", DEEP, after=b"<a:t>"),
+    "odt": lambda: odf_bytes("odt", f"<text:p>{DEEP}</text:p>"),
+    "odp": lambda: odf_bytes("odp", f"<draw:page>{DEEP}</draw:page>"),
+    "epub": lambda: with_prolog(epub_bytes(), "OEBPS/content.opf", DEEP, after=b"<manifest>"),
+    "docx": lambda: with_prolog(docx_bytes(), "word/document.xml", DEEP, after=b"<w:body>"),
+    "long-text-odt": lambda: odf_bytes("odt", "<text:p>" + "y" * 11_000_000 + "</text:p>"),
+}
+
+
+@pytest.mark.parametrize("kind", PAST_XML_LIMITS)
+def test_xml_past_the_parser_s_limits_is_said_in_our_words(tmp_path: Path, kind: str) -> None:
+    # libxml2 says "Excessive depth in document: 256, use XML_PARSE_HUGE option": an option the user cannot set.
+    text = reason(write(tmp_path, f"deep.{kind.rsplit('-', 1)[-1]}", PAST_XML_LIMITS[kind]()))
+    assert "XML_PARSE_HUGE" not in text and "huge" not in text.lower()
+    if kind.startswith("long-text"):
+        assert text == "not a valid ODT file: content.xml (a text or value over 10,000,000 characters long)"
+    else:
+        assert text.endswith("(nested more than 256 levels deep)"), text
 
 
 @pytest.mark.parametrize("kind", GOOD)

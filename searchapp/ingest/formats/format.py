@@ -34,9 +34,11 @@ class Format:
     file's bytes to its text (raising :class:`~searchapp.errors.LoadError` with a one-line reason).
     ``is_text``: text to decode, sniffed for binary content on its first bytes before the rest is read.
     ``loggers``: the loggers of the third-party parsers the loader calls, captured while it runs
-    (``parsers.quiet_parsers``). ``decoded_limit``: reserved for a bound on what the format's bytes may decode
-    to; no built-in sets it and nothing reads it yet (each loader enforces its own bounds: ``zipped.MAX_ZIP_BYTES``,
-    ``html.MAX_HTML_CHARS``).
+    (``parsers.quiet_parsers``).
+
+    What any format's file may load as is bounded once for all (``load.max_chars``: no more characters than a
+    plain text file of the size limit holds); a loader bounds what it parses on the way (``zipped.MAX_ZIP_BYTES``,
+    ``html.MAX_HTML_CHARS``) and reads a part listed twice once.
     """
 
     name: str
@@ -44,7 +46,6 @@ class Format:
     loader: Loader
     is_text: bool
     loggers: tuple[str, ...] = ()
-    decoded_limit: int | None = None
 
     def __post_init__(self) -> None:
         bad = [s for s in self.suffixes if not s.startswith(".") or len(s) < 2 or s != s.lower()]

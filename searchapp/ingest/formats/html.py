@@ -3,6 +3,7 @@ EPUB chapters are read the same way (``epub.py``)."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,8 +105,44 @@ def visible_text(soup: BeautifulSoup) -> tuple[str, tuple[Heading, ...]]:
         lines.append(line)
     if starts:
         lines.append(starts)
-    laid_out = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return _take_out_marks(laid_out)
+    # Blank lines collapsed only once the marks are out: a line that held only marks (nested empty headings)
+    # is blank then, not before.
+    return _collapse_blank_lines(*_take_out_marks("\n".join(lines)))
+
+
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def _collapse_blank_lines(text: str, headings: tuple[Heading, ...]) -> tuple[str, tuple[Heading, ...]]:
+    """``text`` with each run of blank lines cut to one and its ends stripped, and ``headings`` moved with their
+    lines (one whose line was cut, a blank one, moves to the line after the run)."""
+    pieces: list[str] = []
+    starts: list[int] = []  # each run's start and end in ``text``, and what the runs before it took out
+    ends: list[int] = []
+    before: list[int] = []
+    previous = removed = 0
+    for run in _BLANK_LINES.finditer(text):
+        pieces.append(text[previous : run.start() + 2])
+        starts.append(run.start())
+        ends.append(run.end())
+        before.append(removed)
+        removed += len(run.group()) - 2
+        previous = run.end()
+    pieces.append(text[previous:])
+    collapsed = "".join(pieces)
+    lead = len(collapsed) - len(collapsed.lstrip())
+
+    def moved(at: int) -> int:
+        i = bisect.bisect_left(ends, at)  # the first run ending at or after ``at``
+        if i == len(ends):
+            at -= removed
+        elif starts[i] < at:  # in the run, or at its end
+            at = starts[i] + 2 - before[i]
+        else:
+            at -= before[i]
+        return max(at - lead, 0)
+
+    return collapsed.strip(), tuple(Heading(moved(h.start), h.level, h.text) for h in headings)
 
 
 # Noncharacters (never in interchange text) mark where a heading's text starts (one per level) and ends while

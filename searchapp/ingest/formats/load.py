@@ -19,10 +19,19 @@ from searchapp.types import Document
 MAX_FILE_BYTES = 100 * 2**20
 
 
+def max_chars(max_bytes: int) -> int:
+    """The most characters of text a file may load as, whatever its format: what a plain text file of
+    ``max_bytes`` could hold (every character takes at least one byte). A package's parts decompress and its
+    markup expands (a slide listed many times, a run of spaces written as a count): without this bound a small
+    file could load as gigabytes of text for the splitter and the encoder."""
+    return max_bytes
+
+
 def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] | None = None) -> Document:
     """Read and parse one file; raises :class:`LoadError` with a one-line reason when it cannot.
 
-    A file over ``max_bytes`` is refused before it is read; text formats are sniffed for binary content on
+    A file over ``max_bytes`` is refused before it is read, and one whose text is longer than :func:`max_chars`
+    after it is loaded; both count as skipped, too large. Text formats are sniffed for binary content on
     their first bytes before the rest is read. The parsers' own log lines never reach the user
     (:func:`~searchapp.ingest.formats.parsers.quiet_parsers`); when a file was read despite problems its parser
     reported (a malformed PDF repaired on the fly), one line saying so is appended to ``notes``.
@@ -70,6 +79,10 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
         more = f", and {len(problems) - 1} more" if len(problems) > 1 else ""
         notes.append(f"malformed {path.suffix.lower().lstrip('.').upper() or 'file'}, read as far as possible "
                      f"(the parser reported: {first}{more}); its text may be incomplete")
+    limit = max_chars(max_bytes)
+    if len(loaded.text) > limit:
+        raise LoadError(name, f"its text is {len(loaded.text):,} characters, more than the {limit:,} a plain text "
+                              "file of the size limit could hold (--max-file-mb)", skipped="too_large")
     # Normalised again so that every loader, including one not built in, gives "\n"-only offsets.
     text = normalise_newlines(loaded.text)
     if not text.strip():

@@ -35,7 +35,9 @@ _FURNITURE = frozenset({"page-number", "date-time", "footer", "header"})
 # ODF collapses runs of these in paragraph text to one space (<text:s/>, <text:tab/> and <text:line-break/>
 # stand for the ones meant); a no-break space is not among them.
 _WHITESPACE = re.compile(r"[ \t\r\n]+")
-# ODF's <text:s text:c="N"/> stands for N spaces: N is the file's to choose, the memory is ours.
+# ODF's <text:s text:c="N"/> stands for N spaces: N is the file's to choose, the memory is ours. A run of spaces
+# is cut at this many however many elements write it (5,000 of them, each with text:c="10000", are 100 spaces, not
+# 50 million): no layout needs more, and spaces then outnumber a paragraph's other characters 100 to 1 at most.
 _MAX_SPACE_RUN = 100
 
 
@@ -86,34 +88,60 @@ def _blocks(body: _Element, text: BlockText) -> None:
 
 
 def _level(heading: _Element) -> int:
-    level = heading.get(f"{_TEXT}outline-level", "1")
-    return int(level) if level.isdigit() else 1
+    return _whole(heading.get(f"{_TEXT}outline-level"), default=1, most=6)
+
+
+def _whole(value: str | None, default: int, most: int) -> int:
+    """A count or level as the file writes it, at most ``most``; ``default`` when there is none or it is not
+    ASCII digits ("²" is a digit to ``str.isdigit``, not to ``int``). Only as many digits are converted as can
+    matter: ``int`` refuses a string of 4,300 digits, and the file chooses how many it writes."""
+    if value is None or not (value.isascii() and value.isdigit()):
+        return default
+    digits = value.lstrip("0")
+    return most if len(digits) > len(str(most)) else min(int(digits or "0"), most)
 
 
 def _inline(paragraph: _Element) -> tuple[str, list[_Element]]:
     """A paragraph's own text, and the blocks nested in it (footnote bodies, text boxes, shapes) that are read
     after it as paragraphs of their own."""
-    pieces: list[str] = [_WHITESPACE.sub(" ", paragraph.text or "")]
+    line = _Line()
+    line.add(_WHITESPACE.sub(" ", paragraph.text or ""))
     nested: list[_Element] = []
     stack: list[_Element | str] = list(reversed(paragraph))
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            pieces.append(_WHITESPACE.sub(" ", node))
+            line.add(_WHITESPACE.sub(" ", node))
             continue
         if node.tail:
             stack.append(node.tail)
         tag = node.tag
         if tag == f"{_TEXT}s":
-            count = node.get(f"{_TEXT}c", "1")
-            pieces.append(" " * min(int(count) if count.isdigit() else 1, _MAX_SPACE_RUN))
+            line.spaces(_whole(node.get(f"{_TEXT}c"), default=1, most=_MAX_SPACE_RUN))
         elif tag == f"{_TEXT}tab":
-            pieces.append("\t")
+            line.add("\t")
         elif tag == f"{_TEXT}line-break":
-            pieces.append("\n")
+            line.add("\n")
         elif tag == f"{_TEXT}note-body" or (isinstance(tag, str) and tag.startswith(_DRAW)):
             nested.append(node)
         elif tag not in _SKIPPED:
-            pieces.append(_WHITESPACE.sub(" ", node.text or ""))
+            line.add(_WHITESPACE.sub(" ", node.text or ""))
             stack.extend(reversed(node))
-    return "".join(pieces), nested
+    return "".join(line.pieces), nested
+
+
+class _Line:
+    """A paragraph's text as it is assembled, knowing how many spaces it ends in (``_MAX_SPACE_RUN``)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self._trailing = 0
+
+    def add(self, piece: str) -> None:
+        kept = piece.rstrip(" ")
+        self._trailing = self._trailing + len(piece) if not kept else len(piece) - len(kept)
+        self.pieces.append(piece)
+
+    def spaces(self, count: int) -> None:
+        """``count`` spaces, fewer where the run they extend would pass ``_MAX_SPACE_RUN``."""
+        self.add(" " * max(0, min(count, _MAX_SPACE_RUN - self._trailing)))

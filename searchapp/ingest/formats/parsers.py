@@ -24,8 +24,28 @@ def parser_errors(path: str, reason: str) -> Iterator[None]:
         raise
     except Exception as exc:
         message = str(exc).strip()
-        detail = message.splitlines()[0][:200] if message else type(exc).__name__
+        detail = _xml_limit(message) or (message.splitlines()[0][:200] if message else type(exc).__name__)
         raise LoadError(path, f"{reason} ({detail})") from exc
+
+
+# libxml2's default limits, which every XML part is parsed within (lxml's huge_tree=False; python-docx's parser
+# too): elements nested at most this deep, a text, value or name at most this long.
+XML_MAX_DEPTH = 256
+XML_MAX_TEXT = 10_000_000
+
+
+def _xml_limit(message: str) -> str | None:
+    """A libxml2 limit that ``message`` reports, in our words; ``None`` for any other message.
+
+    libxml2 says which of its options lifts the limit ("Excessive depth in document: 256, use XML_PARSE_HUGE
+    option"): a name that means nothing to the user, who cannot set it. Its messages, not its error codes, are
+    what its versions share (2.12's depth error has the code of an internal error, 2.14's a resource limit's)."""
+    lowered = message.lower()
+    if "xml_parse_huge" not in lowered and "huge text node" not in lowered and "huge input lookup" not in lowered:
+        return None
+    if "depth" in lowered:
+        return f"nested more than {XML_MAX_DEPTH} levels deep"
+    return f"a text or value over {XML_MAX_TEXT:,} characters long"
 
 
 class _Capture(logging.Handler):

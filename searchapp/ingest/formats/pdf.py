@@ -34,7 +34,7 @@ def _load_pdf(path: Path, data: bytes) -> LoadedText:
                 raise LoadError(name, "encrypted PDF (reading it needs the 'cryptography' package)") from exc
             if not opened:
                 raise LoadError(name, "encrypted PDF")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = _page_texts(reader)
         metadata = reader.metadata
         title = metadata.title if metadata is not None else None
     if not any(page.strip() for page in pages):
@@ -44,6 +44,20 @@ def _load_pdf(path: Path, data: bytes) -> LoadedText:
 
 
 PDF = Format("PDF", (".pdf",), _load_pdf, is_text=False, loggers=("pypdf",))
+
+
+def _page_texts(reader: PdfReader) -> list[str]:
+    """Each page's text, in page order; a page object the page tree lists again is read once (its later places
+    are empty): a 120 KB PDF listing one page 20,000 times is one page of text, not 20,000 copies."""
+    read: set[tuple[int, int]] = set()
+    texts = []
+    for page in reader.pages:
+        ref = page.indirect_reference
+        key = None if ref is None else (ref.idnum, ref.generation)
+        texts.append("" if key in read else page.extract_text() or "")
+        if key is not None:
+            read.add(key)
+    return texts
 
 
 def _outline(reader: PdfReader, pages: list[str], text: str) -> tuple[Heading, ...]:
