@@ -22,7 +22,7 @@ import numpy as np
 from _common import call_ms, key_values, machine, print_json
 
 from searchapp.store import lexical
-from searchapp.store.database import Database
+from searchapp.store.sqlite import Database
 from searchapp.types import Document, NewDocument, Span
 
 
