@@ -1,5 +1,5 @@
 """Which backend holds an index, from its location: a ``postgresql://`` (or ``postgresql+psycopg://``) URL is a
-PostgreSQL schema (``store/postgres.py``), anything else a folder (``store/folder.py``)."""
+PostgreSQL schema (``store/postgres/``), anything else a folder (``store/folder.py``)."""
 
 from __future__ import annotations
 
