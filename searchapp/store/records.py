@@ -8,7 +8,7 @@ connection pool, pg_textsearch, HNSW, an advisory lock). Where the engines reall
 small hook: how a write transaction starts and takes the writer's place (:meth:`_begin`, :meth:`_claim_ids`),
 how new ids are assigned (:meth:`_next_ids`), what its lexical index needs when passages come and go
 (:meth:`_unindex`, :meth:`_index`), and how a read sees one snapshot (:meth:`_snapshot`). The vector value is
-the column type's business (``tables.Embedding``).
+the column type's business (``tables.Embedding``; PostgreSQL's ``PgVector``).
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ processes on any number of hosts answer from the same committed state.
 The modules, by concern: ``location`` (the URL, the index's schema and the store's URL parameters), ``server``
 (versions, warnings, why a connection cannot write), ``connections`` (the query pool, writes on connections of
 their own, connections newer than the last BM25 rebuild), ``ddl`` (the BM25 and HNSW indexes and the vector
-column's type), ``copy_in`` (rows in by binary COPY), ``stores`` (``PostgresStores``: opening, the writer's lock,
-the record hooks) and ``reader`` (``PostgresReader``: the read statements).
+column's type), ``vector`` (the vector value's one wire form), ``copy_in`` (rows in by binary COPY), ``stores``
+(``PostgresStores``: opening, the writer's lock, the record hooks) and ``reader`` (``PostgresReader``: the read
+statements).
 """
 
 from searchapp.store.postgres.ddl import TEXT_CONFIG

@@ -12,13 +12,15 @@ from sqlalchemy.engine import URL
 from sqlalchemy.pool import NullPool
 
 from searchapp.errors import StorageError
+from searchapp.store.postgres import vector
 
 # The settings row counting the BM25 index's rebuilds (not an IndexConfig setting).
 GENERATION_KEY = "bm25_generation"
 
 
 def make_engines(url: URL, schema: str, pool_size: int) -> tuple[Engine, Engine]:
-    """The query engine (``pool_size`` pooled connections, as many again under load) and the write engine."""
+    """The query engine (``pool_size`` pooled connections, as many again under load) and the write engine; on
+    both, a NumPy array bound as a parameter is a pgvector value (``vector.register``)."""
     # Every connection resolves our tables in this index's schema, the extensions' in public.
     options = {"options": f'-csearch_path="{schema}",public'}
     engine = create_engine(url, connect_args=options, pool_size=pool_size, max_overflow=pool_size,
@@ -27,6 +29,8 @@ def make_engines(url: URL, schema: str, pool_size: int) -> tuple[Engine, Engine]
     # pg_textsearch 1.0.0 backend that has written to a BM25-indexed table scores later queries wrongly (no
     # rows, or 0 for every row, on some of its statements; tests/integration/test_postgres.py).
     write_engine = create_engine(url, connect_args=options, poolclass=NullPool)
+    for each in (engine, write_engine):
+        event.listen(each, "connect", vector.register)
     return engine, write_engine
 
 

@@ -3,37 +3,15 @@ INSERT's rate for a bulk load."""
 
 from __future__ import annotations
 
-import struct
-from typing import Any
-
-import numpy as np
 from sqlalchemy import Connection, Table, text
 
+from searchapp.store.postgres import vector as wire
 from searchapp.store.postgres.ddl import quoted
 
 
-def _vector_dumper(oid: int, half: bool) -> type:
-    """A psycopg binary dumper of float32 ``(d,)`` arrays as pgvector's ``vector`` (or ``halfvec``, ``half``)
-    binary value: the dimension and a reserved word (int16 each), then the values (float4 or float2), big-endian."""
-    from psycopg.adapt import Dumper
-    from psycopg.pq import Format
-
-    dtype = ">f2" if half else ">f4"
-
-    class VectorDumper(Dumper):
-        format = Format.BINARY
-
-        def dump(self, obj: Any) -> bytes:
-            vec = np.asarray(obj).reshape(-1)
-            return struct.pack(">HH", vec.size, 0) + vec.astype(dtype).tobytes()
-
-    VectorDumper.oid = oid
-    return VectorDumper
-
-
 def copy_rows(conn: Connection, schema: str, table: Table, rows: list[dict[str, object]]) -> None:
-    """``rows`` (keyed by column key, every row the same keys) into ``table`` of ``schema``; vectors in
-    pgvector's binary form."""
+    """``rows`` (keyed by column key, every row the same keys) into ``table`` of ``schema``; vectors (float32
+    arrays) in pgvector's binary form (``vector.py``), as the column's type."""
     columns = [c for c in table.columns if c.key in rows[0]]
     names, keys = [c.name for c in columns], [c.key for c in columns]
     raw = conn.connection.driver_connection
@@ -43,7 +21,8 @@ def copy_rows(conn: Connection, schema: str, table: Table, rows: list[dict[str, 
     vector = next((n for n in names if n == "embedding"), None)
     if vector is not None:
         half = conn.execute(text("SELECT typname FROM pg_type WHERE oid = :o"), {"o": oids[vector]}).scalar_one()
-        raw.adapters.register_dumper(np.ndarray, _vector_dumper(oids[vector], half == "halfvec"))
+        # By the column's type only (COPY's set_types): an array bound as a parameter stays untyped float32.
+        raw.adapters.register_dumper(None, wire.dumper(oids[vector], half == "halfvec"))
     from psycopg import sql
 
     statement = sql.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY)").format(

@@ -44,11 +44,6 @@ class ReadStores(Protocol):
     def hydrate(self, ids: Sequence[int], conn: Connection | None = None) -> dict[int, PassageRecord]: ...
 
 
-def _vector_text(vec: np.ndarray) -> str:
-    # repr of each float32 value (as a double) reads back to the same float32: the stored vector is exact.
-    return "[" + ",".join(map(repr, np.asarray(vec, dtype=np.float32).tolist())) + "]"
-
-
 class PostgresReader(Reader):
     """A read session: one connection, one transaction (so ``SET LOCAL`` settings last for it)."""
 
@@ -61,8 +56,11 @@ class PostgresReader(Reader):
             sql, self.params = passages_sql(flt, dialect="postgresql")
             self.scope, self.filtered = f" AND p.id IN ({sql})", True
         self._ef = 0
-        # The query vector as the stored type (a float32 query against halfvec rows is cast down, as they were).
-        self._qvec = f"CAST(:v AS {stores.vector_type})"
+        # The query vector, bound as a float32 array (vector.register), as the stored type (a float32 query
+        # against halfvec rows is cast down, as they were).
+        self._qvec = "CAST(:v AS vector)"
+        if stores.vector_type != "vector":
+            self._qvec = f"CAST({self._qvec} AS {stores.vector_type})"
 
     def _tune(self, k: int) -> None:
         ef = min(_MAX_EF, max(EF_SEARCH_MIN, k))
@@ -103,7 +101,7 @@ class PostgresReader(Reader):
         rows = self.conn.execute(
             text(f"SELECT p.id, -(p.embedding <#> {self._qvec}) AS s FROM passages p WHERE TRUE{self.scope} "
                  f"ORDER BY p.embedding <#> {self._qvec} LIMIT :k"),
-            {"v": _vector_text(qvec), "k": k, **self.params},
+            {"v": qvec, "k": k, **self.params},
         )
         # HNSW's relaxed order may return near-ties out of order: the run is sorted as every run is.
         return sorted(((int(i), float(s)) for i, s in rows), key=lambda x: (-x[1], x[0]))
@@ -134,7 +132,7 @@ class PostgresReader(Reader):
                 "FROM passages_lexical l WHERE l.id = p.id)) FROM passages p LEFT JOIN lt ON lt.id = p.id "
                 "WHERE p.id = ANY(ARRAY(SELECT id FROM dn UNION SELECT id FROM lt))"
             ),
-            {"q": terms, "v": _vector_text(qvec), "k0": k0, **self.params},
+            {"q": terms, "v": qvec, "k0": k0, **self.params},
         )
         dense: dict[int, float] = {}
         lexical: dict[int, float] = {}

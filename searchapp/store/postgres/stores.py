@@ -52,6 +52,7 @@ from searchapp.store.postgres.location import (
     vector_type_of,
 )
 from searchapp.store.postgres.reader import PostgresReader
+from searchapp.store.postgres.vector import PgVector
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
 from searchapp.store.vector_policy import VectorPolicy
@@ -71,7 +72,7 @@ class PostgresStores(Records, Stores):
     """
 
     backend = "postgresql"
-    tables = tables("postgresql")
+    tables = tables("postgresql", PgVector)
     private_settings = (_STALE_KEY, GENERATION_KEY)
 
     def __init__(
