@@ -1,7 +1,7 @@
 """How the lexical side reads text: a query's terms, the words of a text, and their stems.
 
 One analysis for every engine and for highlighting: the FTS5 backend (``store/lexical.py``) and the PostgreSQL
-backend (``store/postgres.py``) rank by the terms :func:`query_terms` gives, and the snippets
+backend (``store/postgres/``) rank by the terms :func:`query_terms` gives, and the snippets
 (``query/snippets.py``) cut words with :func:`word_list` (and find them with
 :func:`words_among`) and compare :func:`stems`, so a word is highlighted
 exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``store/`` never imports ``query/``).

@@ -26,7 +26,7 @@ from _common import call_ms, key_values, machine, print_json
 from query import corpus, queries
 
 from searchapp.store import lexical
-from searchapp.store.database import Database
+from searchapp.store.sqlite import Database
 from searchapp.types import Document, NewDocument, Span
 
 

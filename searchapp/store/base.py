@@ -4,7 +4,7 @@
 none of them knows which engine is behind it. A backend keeps its parts in step (documents, passages, the
 lexical index and the vectors move together, a group of documents in one transaction) and gives every hybrid
 candidate both real scores. The record operations are written once for both backends (``store/records.py``);
-``store/folder.py`` is the folder backend (SQLite + FTS5 + a FAISS file), ``store/postgres.py`` the PostgreSQL one
+``store/folder.py`` is the folder backend (SQLite + FTS5 + a FAISS file), ``store/postgres/`` the PostgreSQL one
 (pgvector + pg_textsearch).
 """
 

@@ -25,9 +25,9 @@ from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.filters import Filter
 from searchapp.store import lexical
 from searchapp.store.base import Reader, Stores
-from searchapp.store.database import Database, has_settings
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lock import FileLock
+from searchapp.store.sqlite import Database, has_settings
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
 from searchapp.types import (
     COSINE_MIN,

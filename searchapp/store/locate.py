@@ -1,5 +1,5 @@
 """Which backend holds an index, from its location: a ``postgresql://`` (or ``postgresql+psycopg://``) URL is a
-PostgreSQL schema (``store/postgres.py``), anything else a folder (``store/folder.py``)."""
+PostgreSQL schema (``store/postgres/``), anything else a folder (``store/folder.py``)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def index_exists(location: str) -> bool:
         except SchemaError:  # one there, behind this version's schema: a writable open migrates it
             return True
         return True
-    from searchapp.store.database import has_settings
     from searchapp.store.folder import DB_NAME
+    from searchapp.store.sqlite import has_settings
 
     return has_settings(Path(location) / DB_NAME)
 

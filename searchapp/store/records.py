@@ -2,13 +2,13 @@
 settings, documents, passages with their vectors, hydration and export.
 
 :class:`Records` implements the record half of the storage seam (``store/base.py``: settings, documents,
-``write``, hydration, ``export``, counts); a backend inherits it and adds what is its own (``store/database.py``:
-SQLite with FTS5, and ``store/folder.py`` on top: the FAISS file and a file lock; ``store/postgres.py``: a
+``write``, hydration, ``export``, counts); a backend inherits it and adds what is its own (``store/sqlite.py``:
+SQLite with FTS5, and ``store/folder.py`` on top: the FAISS file and a file lock; ``store/postgres/``: a
 connection pool, pg_textsearch, HNSW, an advisory lock). Where the engines really differ a backend answers a
 small hook: how a write transaction starts and takes the writer's place (:meth:`_begin`, :meth:`_claim_ids`),
 how new ids are assigned (:meth:`_next_ids`), what its lexical index needs when passages come and go
 (:meth:`_unindex`, :meth:`_index`), and how a read sees one snapshot (:meth:`_snapshot`). The vector value is
-the column type's business (``tables.Embedding``).
+the column type's business (``tables.Embedding``; PostgreSQL's ``PgVector``).
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 changed only by the Alembic migrations (``migrations/versions``); these say what the record operations
 (``store/records.py``) read and write.
 
-The dialects differ in one column: a passage's vector is float32 bytes in SQLite (``passages.vector``) and a
-pgvector value in PostgreSQL (``passages.embedding``, migration 0003). Both go by the key ``vector`` and the type
-:class:`Embedding`, which reads and writes NumPy float32 ``(d,)`` arrays either way. PostgreSQL has one more table,
-``passages_lexical`` (migration 0008): what its BM25 index reads of each passage, the FTS5 terms of its section
-path and text (``analysis.lexical_fields``, migration 0009), a row per passage kept by the store's writes; SQLite's
-FTS5 table reads the passages' own columns.
+The dialects differ in one column: a passage's vector is float32 bytes in SQLite (``passages.vector``, the type
+:class:`Embedding`) and a pgvector value in PostgreSQL (``passages.embedding``, migration 0003, the type its
+backend gives: ``store/postgres/vector.py``). Both go by the key ``vector`` and read and write NumPy float32
+``(d,)`` arrays. PostgreSQL has one more table, ``passages_lexical`` (migration 0008): what its BM25 index reads of
+each passage, the FTS5 terms of its section path and text (``analysis.lexical_fields``, migration 0009), a row per
+passage kept by the store's writes; SQLite's FTS5 table reads the passages' own columns.
 """
 
 from __future__ import annotations
@@ -19,46 +19,27 @@ from typing import Any
 import numpy as np
 from sqlalchemy import BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text
 from sqlalchemy.engine import Dialect
-from sqlalchemy.types import TypeDecorator, TypeEngine, UserDefinedType
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 # 64-bit ids and sizes in PostgreSQL (migration 0003); SQLite's INTEGER is 64-bit already, and its rowid alias must
 # be spelled INTEGER.
 _ID = BigInteger().with_variant(Integer(), "sqlite")
 
 
-class _PgVector(UserDefinedType[Any]):
-    """pgvector's ``vector``: bound as its text form with a cast (``%(p)s::vector``), read back as text."""
-
-    cache_ok = True
-    render_bind_cast = True
-
-    def get_col_spec(self, **kw: Any) -> str:
-        return "vector"
-
-
 class Embedding(TypeDecorator[np.ndarray]):
-    """A passage's vector, float32 ``(d,)``: raw bytes in SQLite, a pgvector value in PostgreSQL."""
+    """A passage's vector in SQLite, float32 ``(d,)``: its raw bytes."""
 
     impl = LargeBinary
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        return dialect.type_descriptor(_PgVector() if dialect.name == "postgresql" else LargeBinary())
-
     def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
         if value is None:
             return None
-        vec = np.ascontiguousarray(value, dtype=np.float32).reshape(-1)
-        if dialect.name == "postgresql":
-            # repr of each float32 value (as a double) reads back to the same float32: the stored vector is exact.
-            return "[" + ",".join(map(repr, vec.tolist())) + "]"
-        return vec.tobytes()
+        return np.ascontiguousarray(value, dtype=np.float32).reshape(-1).tobytes()
 
     def process_result_value(self, value: Any, dialect: Dialect) -> np.ndarray | None:
         if value is None:
             return None
-        if dialect.name == "postgresql":
-            return np.array(str(value).strip("[]").split(","), dtype=np.float32)
         return np.frombuffer(value, dtype=np.float32)
 
 
@@ -76,8 +57,9 @@ class Tables:
 
 
 @cache
-def tables(dialect: str) -> Tables:
-    """The tables as the ``dialect`` (``sqlite`` or ``postgresql``) holds them."""
+def tables(dialect: str, vector: type[TypeEngine[np.ndarray]] = Embedding) -> Tables:
+    """The tables as the ``dialect`` (``sqlite`` or ``postgresql``) holds them, the passages' vectors as the type
+    ``vector`` (a backend whose vectors are not float32 bytes gives its own: PostgreSQL's ``PgVector``)."""
     meta = MetaData()
     settings = Table(
         "settings", meta,
@@ -117,7 +99,7 @@ def tables(dialect: str) -> Tables:
         Column("text", Text, nullable=False),
         # The headings the passage sits under, outermost first, joined by " > " ('' for none; migration 0005).
         Column("section", Text, nullable=False, server_default=""),
-        Column("embedding" if dialect == "postgresql" else "vector", Embedding(), key="vector", nullable=False),
+        Column("embedding" if dialect == "postgresql" else "vector", vector(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )
     if dialect != "postgresql":

@@ -41,8 +41,8 @@ from sqlalchemy import text
 from searchapp import Index, IndexConfig
 from searchapp.errors import IndexNotFoundError
 from searchapp.ingest.sections import passage_inputs
-from searchapp.store.database import Database
 from searchapp.store.folder import DB_NAME, VECTORS_NAME
+from searchapp.store.sqlite import Database
 from searchapp.types import Span
 from tests.consistency import assert_vectors_match_database, check_fts
 
@@ -66,7 +66,7 @@ pipeline.FLUSH_PASSAGES = int(os.environ["CRASH_TEST_FLUSH"])
 pipeline.SAVE_EVERY_S = 2.0
 
 from searchapp.encode.encoder import Encoder
-from searchapp.store.database import Database
+from searchapp.store.sqlite import Database
 
 encode, write = Encoder.encode, Database.write_rows
 

@@ -25,8 +25,8 @@ from searchapp.cli import app
 from searchapp.errors import StorageError
 from searchapp.ingest import pipeline
 from searchapp.store import vectors as vectors_module
-from searchapp.store.database import Database
 from searchapp.store.folder import VECTORS_NAME
+from searchapp.store.sqlite import Database
 from tests.consistency import assert_vectors_match_database, check_fts
 
 TOPICS = ["keys", "tomatoes", "rivers", "engines", "violins", "glaciers", "markets", "comets"]

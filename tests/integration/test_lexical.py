@@ -13,7 +13,7 @@ from sqlalchemy import text
 from searchapp import analysis
 from searchapp.analysis import fts5_query_terms, fts5_terms, lexical_fields, query_terms, stems
 from searchapp.store import lexical
-from searchapp.store.database import Database
+from searchapp.store.sqlite import Database
 from searchapp.types import Document, NewDocument, Span
 
 CORPUS = [

@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 
 from searchapp.errors import SchemaError
 from searchapp.store import schema
-from searchapp.store.database import Database
+from searchapp.store.sqlite import Database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,7 +132,7 @@ def test_an_up_to_date_index_opens_without_importing_alembic(tmp_path: Path) -> 
     # The scripts' head read without Alembic is Alembic's own head; then opening a current index needs no Alembic.
     assert schema._scanned_head() == schema.head_revision()
     Database(tmp_path / "x.db").close()
-    probe = ("import sys; from pathlib import Path; from searchapp.store.database import Database\n"
+    probe = ("import sys; from pathlib import Path; from searchapp.store.sqlite import Database\n"
              f"Database(Path({str(tmp_path / 'x.db')!r})).close(); print('alembic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
