@@ -341,7 +341,7 @@ def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only
     proc = subprocess.Popen([*cli, "serve", "--index", str(tmp_path / "ix"), "--port", str(port), "--no-ui"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a new index loads the model first: slow on a busy machine
         while True:
             try:
                 r = httpx.get(f"http://127.0.0.1:{port}/status", timeout=2)
