@@ -4,6 +4,7 @@ and the location as shown (its password hidden)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from sqlalchemy.engine import URL, make_url
@@ -59,12 +60,23 @@ def parse_location(location: str) -> tuple[URL, str]:
 
 def _connection_parameters(given: set[str]) -> set[str]:
     """The names libpq takes as connection parameters (``given`` when psycopg is missing: the store then says
-    what to install). ``options`` is the store's own (the search path)."""
+    what to install). ``options`` is merged with the store's own (:func:`session_options`)."""
     try:
         from psycopg import pq
     except ImportError:
         return given
-    return {o.keyword.decode() for o in pq.Conninfo.get_defaults()} - {"options"}
+    return {o.keyword.decode() for o in pq.Conninfo.get_defaults()}
+
+
+def session_options(url: URL, schema: str) -> str:
+    """libpq's ``options`` for every connection of the index: ``PGOPTIONS`` (the environment's, as libpq reads
+    it), then the URL's ``options=``, then the index's search path (our tables in its schema, the extensions' in
+    public). libpq would take only one of them; the server applies all three in order, so a setting given twice
+    takes the later value: the user's ``statement_timeout`` or ``role`` holds, and the search path is the
+    index's."""
+    given = url.query.get("options", ())
+    parts = [os.environ.get("PGOPTIONS", ""), *((given,) if isinstance(given, str) else given)]
+    return " ".join([*(p.strip() for p in parts if p.strip()), f'-csearch_path="{schema}",public'])
 
 
 def store_parameter(location: str, name: str) -> str | None:
