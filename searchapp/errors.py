@@ -73,5 +73,10 @@ class StorageError(SearchappError, OSError):
     """
 
 
+class DataRejectedError(StorageError):
+    """The database refused a document's data (text PostgreSQL cannot hold, say): the write rolled back; the
+    index is sound and the other documents of the write can be written without it."""
+
+
 class DocumentNotFoundError(SearchappError):
     """No document with the given path or text id, or no passage with the given id."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from searchapp.errors import ConfigError, LoadError, SearchappError
+from searchapp.errors import ConfigError, DataRejectedError, LoadError, SearchappError
 from searchapp.ingest.files import Scope, is_under, walk, walk_picks
 from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
 from searchapp.ingest.formats.registry import format_for, supported_suffixes
@@ -396,6 +396,35 @@ class Ingest:
         self.summary.failed += 1
         self.summary.failures.append((path, reason))
 
+    def _commit(self, group: list[tuple[_Pending, NewDocument]]) -> None:
+        """Write ``group`` in one transaction, each document replacing its stored version. One bad file never
+        costs the good files of its group: where the database refuses a document's data
+        (``DataRejectedError``), the documents are written one by one, and a refused one is a failure with the
+        database's reason, its indexed version kept."""
+
+        def write(each: list[tuple[_Pending, NewDocument]]) -> None:
+            replaced = [p.replaces for p, _ in each if p.replaces is not None]
+            self.stores.write(remove=replaced, add=[item for _, item in each])
+            self.summary.updated += len(replaced)
+            self.summary.added += len(each) - len(replaced)
+
+        def refused(one: tuple[_Pending, NewDocument], exc: DataRejectedError) -> None:
+            kept = " (its indexed version is kept)" if one[0].replaces is not None else ""
+            self._fail(one[0].document.path, f"{exc}{kept}")
+
+        try:
+            write(group)
+            return
+        except DataRejectedError as exc:
+            if len(group) == 1:
+                refused(group[0], exc)
+                return
+        for one in group:
+            try:
+                write([one])
+            except DataRejectedError as exc:
+                refused(one, exc)
+
     def _flush(self) -> None:
         if not self.pending:
             return
@@ -420,13 +449,10 @@ class Ingest:
             NewDocument(p.document, p.spans, p.vectors, sec, PASSAGES_VERSION)  # type: ignore[arg-type]
             for p, sec in zip(self.pending, sections, strict=True)
         ]
-        replaced = [p.replaces for p in self.pending if p.replaces is not None]
         if self.before_first_vectors is not None and items:
             self.before_first_vectors()
             self.before_first_vectors = None
-        self.stores.write(remove=replaced, add=items)
-        self.summary.updated += len(replaced)
-        self.summary.added += len(self.pending) - len(replaced)
+        self._commit(list(zip(self.pending, items, strict=True)))
         self.summary.passages_embedded += sum(len(p.spans) for p in self.pending)
         self.pending, self.pending_passages = [], 0
         if self.progress:

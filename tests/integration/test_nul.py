@@ -6,13 +6,14 @@ cannot hold NUL: there, each of these was a psycopg DataError, HTTP 500."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from searchapp import Index
-from searchapp.errors import ConfigError, DocumentNotFoundError
+from searchapp.errors import ConfigError, DataRejectedError, DocumentNotFoundError
 from searchapp.server.app import create_app
 
 BAD = [
@@ -67,3 +68,88 @@ def test_the_http_api_answers_nul_with_4xx(index_at: Callable[..., Index]) -> No
     assert client.delete("/documents/t1%00").status_code == 404
     res = client.post("/search", json={"query": "text", "mode": "lexical", "filters": {"path_prefix": "t\x00"}})
     assert res.status_code == 200 and res.json()["hits"] == []
+
+
+# A file's NUL past the binary sniff (the first 8 KB), or one a loader gives, failed the whole group's write on
+# PostgreSQL: a traceback, and the good files of the group not indexed (issue: hardening, round 4).
+def test_a_nul_in_a_file_is_read_as_a_space_and_its_group_is_indexed(index_at: Callable[..., Index],
+                                                                      tmp_path: Path) -> None:
+    ix = index_at()
+    folder = tmp_path / "nul"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("water the tomatoes twice a week")
+    late = "filler words " * 700 + "rotate the\x00signing keys\x00"
+    assert len(late.split("\x00")[0].encode()) > 8192
+    (folder / "late.txt").write_text(late)
+    summary = ix.ingest(folder)
+    assert (summary.added, summary.failed) == (2, 0), summary.failures
+    text = ix.document(str((folder / "late.txt").resolve())).text
+    # Rebuilt from its passages (white space between them as spaces and a line break): same length, same words.
+    assert len(text) == len(late) and "\x00" not in text and text.split() == late.replace("\x00", " ").split()
+    assert text.index("rotate the signing keys") == late.index("rotate the\x00signing keys")
+    assert ix.search("signing keys", mode="lexical")[0].path.endswith("late.txt")
+
+
+def test_a_nul_a_loader_gives_in_text_title_or_heading_is_a_space(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from searchapp.ingest.formats import load
+    from searchapp.ingest.formats.format import Format, LoadedText
+    from searchapp.types import Heading
+
+    def loader(path: Path, data: bytes) -> LoadedText:  # as a PDF's text layer may give
+        return LoadedText("Intro\x00\nrotate\x00keys", "The\x00title", (Heading(0, 1, "Intro\x00"),))
+
+    monkeypatch.setattr(load, "format_for", lambda path: Format("pdf", (".pdf",), loader, is_text=False))
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4")
+    doc = load.load_document(tmp_path / "a.pdf")
+    assert (doc.text, doc.title, doc.headings) == ("Intro \nrotate keys", "The title", (Heading(0, 1, "Intro "),))
+
+
+def test_a_document_the_database_refuses_costs_only_itself(index_at: Callable[..., Index], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    ix = index_at()
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a", "bad", "c"):
+        (folder / f"{name}.txt").write_text(f"the text of {name} about signing keys")
+    stores = type(ix.stores)
+    write = stores.write
+
+    def refusing(self: Any, remove: Any, add: Any) -> None:
+        if any(item.document.path.endswith("bad.txt") for item in add):
+            raise DataRejectedError("the database refused its data: invalid byte sequence")
+        write(self, remove, add)
+
+    monkeypatch.setattr(stores, "write", refusing)
+    summary = ix.ingest(folder)
+    assert (summary.added, summary.failed) == (2, 1)
+    assert [(Path(p).name, r) for p, r in summary.failures] == [
+        ("bad.txt", "the database refused its data: invalid byte sequence")]
+    assert sorted(Path(d.path).name for d in ix.documents()) == ["a.txt", "c.txt"]
+    # A new version refused keeps the one indexed.
+    monkeypatch.setattr(stores, "write", write)
+    ix.ingest(folder)
+    (folder / "bad.txt").write_text("a newer text of bad")
+    monkeypatch.setattr(stores, "write", refusing)
+    summary = ix.ingest(folder)
+    assert summary.failures == [(str((folder / "bad.txt").resolve()),
+                                 "the database refused its data: invalid byte sequence (its indexed version is kept)")]
+    assert ix.document(str((folder / "bad.txt").resolve())).text == "the text of bad about signing keys"
+
+
+def test_postgresql_refusing_a_file_s_text_costs_only_that_file(pg_url: str, fake_encoder, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from searchapp.ingest.formats import load
+
+    monkeypatch.setattr(load, "without_nul", lambda text: text)  # the server's own refusal, then
+    folder = tmp_path / "nul"
+    folder.mkdir()
+    (folder / "ok.txt").write_text("water the tomatoes twice a week")
+    (folder / "late.txt").write_text("filler words " * 700 + "rotate the\x00signing keys")
+    with Index(pg_url, create=True, encoder=fake_encoder) as ix:
+        summary = ix.ingest(folder)
+        assert (summary.added, summary.failed) == (1, 1)
+        (path, reason), = summary.failures
+        assert path.endswith("late.txt") and reason.startswith("the database refused its data: ")
+        assert len(reason.splitlines()) == 1
+        assert [Path(d.path).name for d in ix.documents()] == ["ok.txt"]

@@ -374,6 +374,28 @@ def test_locations_and_their_errors(pg_server) -> None:  # type: ignore[no-untyp
             Index(pg_server.url("searchapp_test") + "&" + bad, create=True)
 
 
+@pytest.mark.parametrize("given", ["url", "PGOPTIONS", "both"])
+def test_libpq_options_and_pgoptions_hold_beside_the_index_s_search_path(
+        pg_url: str, fake_encoder, monkeypatch: pytest.MonkeyPatch, given: str) -> None:  # type: ignore[no-untyped-def]
+    # options= was refused as an unknown URL parameter, and PGOPTIONS was replaced by the store's own options
+    # (issue: hardening, round 4). A search_path the user gives does not move the index's tables.
+    url = pg_url
+    if given in ("url", "both"):
+        url += "&options=-c%20statement_timeout%3D5000%20-csearch_path%3Dpublic"
+    if given in ("PGOPTIONS", "both"):
+        monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=7000 -c statement_timeout=5000")
+    schema = pg_url.rsplit("schema=", 1)[1]
+    with Index(url, create=True, encoder=fake_encoder) as ix:
+        ix.add_texts(["rotate the signing keys"], ids=["keys"])
+        assert ix.search("signing keys", mode="lexical")[0].path == "keys"
+        for engine in (ix.stores.engine, ix.stores.write_engine):  # type: ignore[attr-defined]
+            with engine.connect() as conn:
+                assert conn.execute(sa.text("SHOW statement_timeout")).scalar() == "5s"
+                assert conn.execute(sa.text("SHOW search_path")).scalar() == f'"{schema}",public'
+                if given != "url":
+                    assert conn.execute(sa.text("SHOW lock_timeout")).scalar() == "7s"
+
+
 def test_queries_without_a_term_and_narrow_lexical_filters(pg_url: str) -> None:
     n = 2000
     texts = [f"common words here, entry {i}" + (" zebra stripes" if i % 50 == 0 else "") for i in range(n)]

@@ -113,3 +113,50 @@ def test_a_halfvec_index_answers_every_mode(pg_url: str) -> None:
 def test_build_settings_in_the_url_are_checked(pg_url: str, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="maintenance_work_mem"):
         Index(pg_url + "&maintenance_work_mem=1GB;DROP", create=True, encoder=RandomEncoder())
+
+
+# Each passed the URL check, then failed at the first build with a long traceback (issue: hardening, round 4):
+# out of PostgreSQL's range, or digits of another script (which \d matched).
+OUT_OF_RANGE = [
+    ("maintenance_work_mem=0", "maintenance_work_mem '0': give a memory size from 1MB to 2147483647kB"),
+    ("maintenance_work_mem=99999999999TB", "maintenance_work_mem '99999999999TB': give a memory size from 1MB"),
+    ("maintenance_work_mem=%D9%A1%D9%A2", "maintenance_work_mem '\u0661\u0662': give a memory size from 1MB"),
+    ("maintenance_work_mem=1023kB", "maintenance_work_mem '1023kB': give a memory size from 1MB"),
+    ("max_parallel_maintenance_workers=99999999999999999999",
+     "max_parallel_maintenance_workers must be a whole number in [0, 1024], got 99999999999999999999"),
+    ("max_parallel_maintenance_workers=%D9%A1", "max_parallel_maintenance_workers must be a whole number in [0, 1024]"),
+    ("max_parallel_maintenance_workers=1025", "max_parallel_maintenance_workers must be a whole number in [0, 1024]"),
+    ("pool_size=100000000", "pool_size must be a whole number in [1, 1000], got 100000000"),
+    ("pool_size=%D9%A1", "pool_size must be a whole number in [1, 1000]"),
+]
+
+
+@pytest.mark.parametrize("parameter, message", OUT_OF_RANGE)
+def test_build_settings_out_of_range_are_one_line_before_anything_is_created(
+        pg_url: str, tmp_path: Path, parameter: str, message: str) -> None:
+    from typer.testing import CliRunner
+
+    from searchapp.cli import app
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("rotate the signing keys")
+    res = CliRunner().invoke(app, ["ingest", str(tmp_path / "docs"), "--index", f"{pg_url}&{parameter}"])
+    assert res.exit_code == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
+    schema = pg_url.rsplit("schema=", 1)[1]
+    engine = sa.create_engine(pg_url.rsplit("&schema=", 1)[0])
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT to_regnamespace(:s)"), {"s": schema}).scalar() is None
+    engine.dispose()
+
+
+def test_build_settings_in_range_are_read_as_postgresql_reads_them(pg_url: str) -> None:
+    from searchapp.store.postgres.location import build_settings_of, pool_size_of
+
+    assert build_settings_of(pg_url + "&maintenance_work_mem=2GB&max_parallel_maintenance_workers=0") == {
+        "maintenance_work_mem": f"{2 * 1024**2}kB", "max_parallel_maintenance_workers": "0"}
+    assert build_settings_of(pg_url + "&maintenance_work_mem=1024") == {"maintenance_work_mem": "1024kB"}
+    assert build_settings_of(pg_url + "&maintenance_work_mem=2147483647kB&max_parallel_maintenance_workers=1024") \
+        == {"maintenance_work_mem": "2147483647kB", "max_parallel_maintenance_workers": "1024"}
+    assert pool_size_of(pg_url) == 8 and pool_size_of(pg_url + "&pool_size=1000") == 1000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 from searchapp.errors import LoadError
@@ -25,6 +26,14 @@ def max_chars(max_bytes: int) -> int:
     markup expands (a slide listed many times, a run of spaces written as a count): without this bound a small
     file could load as gigabytes of text for the splitter and the encoder."""
     return max_bytes
+
+
+def without_nul(text: str) -> str:
+    """``text`` with each NUL character read as a space: the same length, so every offset into it stays exact.
+    PostgreSQL's text cannot hold NUL (a file's write would fail, and its group's with it), and a NUL is no part
+    of a word: both backends store the same text. A file's first bytes with a NUL are refused as binary before;
+    this is for a NUL further on, or one a format's loader gives (a PDF's text layer)."""
+    return text.replace("\x00", " ")
 
 
 def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] | None = None) -> Document:
@@ -84,12 +93,13 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
         raise LoadError(name, f"its text is {len(loaded.text):,} characters, more than the {limit:,} a plain text "
                               "file of the size limit could hold (--max-file-mb)", skipped="too_large")
     # Normalised again so that every loader, including one not built in, gives "\n"-only offsets.
-    text = normalise_newlines(loaded.text)
+    text = without_nul(normalise_newlines(loaded.text))
     if not text.strip():
         raise LoadError(name, "no text", no_text=True)
-    title = clean_title(loaded.title) or path.stem
+    title = clean_title(without_nul(loaded.title) if isinstance(loaded.title, str) else None) or path.stem
     digest = hashlib.sha256(data).hexdigest()
     # A loader's headings index its text; any that do not (a loader not built in) are dropped.
-    headings = tuple(h for h in loaded.headings if 0 <= h.start < len(text) and 1 <= h.level <= 6 and h.text)
+    headings = tuple(replace(h, text=without_nul(h.text)) for h in loaded.headings
+                     if 0 <= h.start < len(text) and 1 <= h.level <= 6 and h.text)
     return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest,
                     headings=tuple(sorted(headings, key=lambda h: h.start)))

@@ -29,7 +29,7 @@ _REFERENCE = re.compile(
     r"(?:[ \t]+(?:\"[^\"\n]{0,2048}\"|'[^'\n]{0,2048}'|\([^()\n]{0,2048}\)))?[ \t]*$"
 )
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]{1,64}\]:[ \t]?")
-_LIST_ITEM = re.compile(r"(?:[-*+]|(\d{1,9})[.)])(?:([ \t]{1,4})|$)")
+_LIST_ITEM = re.compile(r"(?:[-*+]|([0-9]{1,9})[.)])(?:([ \t]{1,4})|$)")
 _TASK = re.compile(r"\[[ xX]\][ \t]")
 _ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?)[ \t]*[\w-]")
 _TAB = re.compile(r"===[+!]?[ \t]+\"")

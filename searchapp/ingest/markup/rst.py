@@ -35,7 +35,7 @@ _PATH_ARGUMENTS = _CODE_DIRECTIVES | _HIDDEN_DIRECTIVES
 _ROLE = re.compile(r":[\w.+-]{1,64}(?::[\w.+-]{1,64})?:$")
 _ROLE_AFTER = re.compile(r":[\w.+-]{1,64}(?::[\w.+-]{1,64})?:")
 _SUBSTITUTION = re.compile(r"(?<![\w|])\|(?![ \t|])[^|\n]{1,256}(?<![ \t])\|(?:__?)?(?![\w|])")
-_FOOTNOTE_REF = re.compile(r"\[(?:#[\w.-]{0,64}|\*|\d{1,9}|[\w.-]{1,64})\]_")
+_FOOTNOTE_REF = re.compile(r"\[(?:#[\w.-]{0,64}|\*|[0-9]{1,9}|[\w.-]{1,64})\]_")
 _NAMED_REF = re.compile(r"(?<![\w_])[A-Za-z0-9][\w.-]{0,256}?(__?)(?![\w])")
 _STARS = re.compile(r"\*+")
 

@@ -13,6 +13,7 @@ from sqlalchemy.pool import NullPool
 
 from searchapp.errors import StorageError
 from searchapp.store.postgres import vector
+from searchapp.store.postgres.location import session_options
 
 # The settings row counting the BM25 index's rebuilds (not an IndexConfig setting).
 GENERATION_KEY = "bm25_generation"
@@ -20,9 +21,11 @@ GENERATION_KEY = "bm25_generation"
 
 def make_engines(url: URL, schema: str, pool_size: int) -> tuple[Engine, Engine]:
     """The query engine (``pool_size`` pooled connections, as many again under load) and the write engine; on
-    both, a NumPy array bound as a parameter is a pgvector value (``vector.register``)."""
-    # Every connection resolves our tables in this index's schema, the extensions' in public.
-    options = {"options": f'-csearch_path="{schema}",public'}
+    both, a NumPy array bound as a parameter is a pgvector value (``vector.register``), and the session's options
+    are :func:`session_options`' (``PGOPTIONS``, the URL's ``options=``, then the index's search path)."""
+    # Every connection resolves our tables in this index's schema, with the user's options as well.
+    options = {"options": session_options(url, schema)}
+    url = url.difference_update_query(["options"])
     engine = create_engine(url, connect_args=options, pool_size=pool_size, max_overflow=pool_size,
                            pool_pre_ping=True)
     # Writes (and DDL) get a connection of their own, closed after use, never one a query will reuse: a

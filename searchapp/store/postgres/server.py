@@ -32,7 +32,7 @@ UNREPLICATED_BM25 = (
 
 def _version_tuple(version: str) -> tuple[int, ...]:
     """``"0.8.1"`` -> ``(0, 8, 1)``; the leading numbers of a version string (``"18.6 (Debian 18.6-1)"`` -> (18, 6))."""
-    found = re.match(r"\d+(?:\.\d+)*", version.strip())
+    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version.strip())
     return tuple(int(part) for part in found.group(0).split(".")) if found else ()
 
 

@@ -24,11 +24,12 @@ from sqlalchemy import (
 )
 from sqlalchemy import Sequence as DbSequence
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 
 from searchapp.analysis import lexical_fields
 from searchapp.errors import (
     ConfigError,
+    DataRejectedError,
     IndexLockedError,
     IndexNotFoundError,
     ReadOnlyError,
@@ -243,12 +244,18 @@ class PostgresStores(Records, Stores):
 
     @contextlib.contextmanager
     def _begin(self) -> Iterator[Connection]:
-        """A write transaction; a failed write (disk full, connection lost) rolls it back as ``StorageError``."""
+        """A write transaction; a failed write (disk full, connection lost) rolls it back as ``StorageError``,
+        one whose data the server refuses as ``DataRejectedError`` (psycopg's own, raised by a COPY, too)."""
+        from psycopg import DataError as CopyDataError
+
         try:
             with self.write_engine.begin() as conn:
                 yield conn
         except OperationalError as exc:
             raise StorageError(f"{self.location}: cannot write the index: {self._reason(exc)}") from exc
+        except (DataError, CopyDataError) as exc:
+            first = server.reason(exc) if isinstance(exc, DataError) else (str(exc).strip().splitlines() or [""])[0]
+            raise DataRejectedError(f"the database refused its data: {hide_password(first, self._given)}") from exc
 
     # -- writing -------------------------------------------------------------------------------------------
 
