@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -19,6 +20,8 @@ pytest.importorskip("fastapi", reason="the server extra is not installed: pip in
 httpx = pytest.importorskip("httpx", reason="httpx (test extra) is not installed")
 
 from searchapp import Index, IndexConfig  # noqa: E402
+from searchapp.client import Client  # noqa: E402
+from searchapp.errors import ConfigError  # noqa: E402
 from searchapp.server.app import create_app  # noqa: E402
 from searchapp.setting import MAX_FILTER_KEY_VALUES, MAX_FILTER_KEYS, MAX_GLOB_CHARS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
@@ -146,6 +149,21 @@ def test_a_filter_or_query_no_store_can_run_is_422_naming_the_field_and_the_boun
         for glob in ("*[z-a]*", "*[[:alpha:]]*", "k["):  # PostgreSQL refused the first two; none of k1 k2 d1 matches
             r = http.post("/search", json={"query": "keys", "mode": "lexical", "filters": {"path_glob": glob}})
             assert r.status_code == 200 and r.json()["hits"] == [], (glob, r.text[:300])
+    # The Python client checks them before sending (UTF-8 cannot carry a surrogate, JSON has no infinity): the
+    # library's messages, no UnicodeEncodeError or ValueError from the HTTP library.
+    with running(create_app(index)) as url, Client(url) as client:
+        for filters, query, message in [
+            ({"path_glob": "*" + "a" * 50_000}, "keys", f"filters.path_glob is 50001 characters long, over the limit "
+             f"of {MAX_GLOB_CHARS}"),
+            ({"metadata": {"n": float("inf")}}, "keys", "filter 'n': inf is not a finite number"),
+            ({"path_prefix": "\ud800"}, "keys", "filters.path_prefix holds U+D800 at character 0, a lone surrogate"),
+            (None, "keys \ud800", "the query holds U+D800 at character 5, a lone surrogate"),
+        ]:
+            with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+                client.search(query, filters=filters)
+            with pytest.raises(ConfigError, match=f"^{re.escape(message.replace('the query', 'query 1'))}"):
+                client.search_batch(["keys", query], filters=filters)
+        assert {h.path for h in client.search("keys", mode="lexical", filters={"path_glob": "k[0-9]"})} == {"k1", "k2"}
 
 
 def test_one_batch_cannot_ask_for_more_than_ten_thousand_hits(index: Index) -> None:
