@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.filters import Filter
-from searchapp.store.filter_sql import where
+from searchapp.store.filter_sql import glob_parts, glob_regex, where
 
 sa = pytest.importorskip("sqlalchemy")
 
@@ -80,6 +80,18 @@ def instances(glob: str) -> list[str]:
 def test_postgresql_matches_a_glob_as_sqlite_does(pg: sa.Connection, globs: list[str], paths: list[str]) -> None:
     paths = list(dict.fromkeys(paths + [p for glob in globs for p in instances(glob)]))
     assert postgres_globs(pg, globs, paths) == sqlite_globs(globs, paths), (globs, paths)
+
+
+@settings(max_examples=150, deadline=None)
+@given(globs=st.lists(GLOBS, min_size=1, max_size=8), paths=PATHS)
+def test_the_regex_reads_a_glob_as_sqlite_does_without_a_server(globs: list[str], paths: list[str]) -> None:
+    # Where no server runs, Python's re reads the regex as PostgreSQL does: a backslash before an ASCII character
+    # other than a letter or digit is that character, ranges go by code point, "." (with DOTALL) any character.
+    paths = list(dict.fromkeys(paths + [p for glob in globs for p in instances(glob)]))
+    read = [glob_parts(glob) for glob in globs]
+    found = [[parts is not None and re.fullmatch(glob_regex(parts), path, re.DOTALL) is not None for parts in read]
+             for path in paths]
+    assert found == sqlite_globs(globs, paths), (globs, paths)
 
 
 # The row's globs and their neighbours: classes PostgreSQL would refuse or read otherwise, or that match nothing.
