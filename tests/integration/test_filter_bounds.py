@@ -94,7 +94,7 @@ def test_a_filter_at_every_bound_runs_on_both_backends(index_at) -> None:  # typ
             assert [h.path for h in ix.search("signing keys", mode=mode, filters=filters)] == [long_id], filters
 
 
-# The row's globs (PostgreSQL refused the first two: a 268-line traceback, where the folder backend answered) and
+# The globs reported (PostgreSQL refused the first two: a 268-line traceback, where the folder backend answered) and
 # their neighbours: a class negated, one holding "]", a range's ends, an unclosed "[", a backslash, LIKE's "%".
 GLOBS = ["*[z-a]*", "*[[:alpha:]]*", "*[^a-y]", "[]a]*", "*[a-]", "b[", "*\\*", "*%*", "?.md", "*[é-ü]*"]
 IDS = ["z", "a]", "l]", "b]", "[x]", "x-", "ab", "b[", "c\\*", "50%", "x.md", "fü", "yy"]

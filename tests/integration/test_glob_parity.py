@@ -94,7 +94,8 @@ def test_the_regex_reads_a_glob_as_sqlite_does_without_a_server(globs: list[str]
     assert found == sqlite_globs(globs, paths), (globs, paths)
 
 
-# The row's globs and their neighbours: classes PostgreSQL would refuse or read otherwise, or that match nothing.
+# The globs reported (hardening, round 4) and their neighbours: classes PostgreSQL would refuse or read otherwise,
+# or that match nothing.
 EDGES = ["*[z-a]*", "*[[:alpha:]]*", "[[:alpha:]]", "*[^a]*", "[]a]*", "[^]a]*", "*[a-]", "[-a]*", "[a-c-e]",
          "*[b", "[", "a[]", "*\\*", "*.md", "a%_*", "[!a]*", "*[é-ü]*", "[\n]*", "*[a-a]*", "[*]*", "[?]"]
 
