@@ -11,7 +11,7 @@ import httpx
 
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SearchappError
 from searchapp.ids import check_text_id
-from searchapp.query.options import SearchKwargs, nest
+from searchapp.query.options import SearchKwargs, check, check_queries, nest
 from searchapp.types import Hit
 
 if TYPE_CHECKING:
@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 
 _ERRORS: dict[int, type[SearchappError]] = {400: ConfigError, 404: IndexNotFoundError, 409: IndexLockedError,
                                             422: ConfigError}
+
+
+def _checked(queries: Sequence[str], options: Mapping[str, Any]) -> list[str]:
+    """``queries`` after the server's checks of the queries and the filter, made before anything is sent: a lone
+    surrogate cannot even be sent (UTF-8 cannot carry it), nor an infinite number (JSON has none)."""
+    check("filters", options.get("filters"))
+    return check_queries(queries)
 
 
 class Client:
@@ -45,12 +52,12 @@ class Client:
 
     def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]:
         """As :meth:`searchapp.Index.search`, over HTTP (``filters`` in their JSON form)."""
-        body = {"query": query, **nest(options)}
+        body = {"query": _checked([query], options)[0], **nest(options)}
         return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 
     def search_batch(self, queries: Sequence[str], **options: Unpack[SearchKwargs]) -> list[list[Hit]]:
         """As :meth:`searchapp.Index.search_batch`, over HTTP."""
-        body = {"queries": list(queries), **nest(options)}
+        body = {"queries": _checked(queries, options), **nest(options)}
         return [[Hit.from_dict(h) for h in res["hits"]] for res in self._call("POST", "/search/batch", body)["results"]]
 
     def add_texts(

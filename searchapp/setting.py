@@ -7,7 +7,8 @@ one validation (:meth:`Setting.check`), the CLI's options (``cli/common``) and t
 (``server/schemas``) are built from what it gives.
 
 :func:`whole` is the one rule for a bounded whole number (a setting's, a passage id, an offset, a position),
-:func:`number` the one for other numbers; the other bounds of the library are the constants below.
+:func:`number` the one for other numbers, :func:`string` the one for a string handed to a database as it is (a
+filter's, a query); the other bounds of the library are the constants below.
 """
 
 from __future__ import annotations
@@ -33,6 +34,17 @@ MAX_FILE_MB = 2**20
 # the most IVF lists probed (``nprobe``).
 MAX_C_INT = 2**31 - 1
 MAX_THREADS = MAX_C_INT
+# A filter's bounds (``filters.Filter``), on every way in. Each string of it (a path prefix, a metadata key or
+# string value) at most MAX_FILTER_CHARS characters: PATH_MAX, so any file's path is a prefix. A path glob at most
+# MAX_GLOB_CHARS: PostgreSQL runs a glob with a character class as a regular expression, whose cost per document
+# grows with the glob's length (docs/reliability.md). At most MAX_FILTER_KEYS metadata keys, MAX_FILTER_KEY_VALUES
+# values for one key and MAX_FILTER_VALUES in all. Within them a filter's SQL stays inside SQLite's limits (an
+# expression 1,000 deep: one level per key and per value of a key; a GLOB pattern of 50,000 bytes).
+MAX_FILTER_CHARS = 4096
+MAX_GLOB_CHARS = 256
+MAX_FILTER_KEYS = 64
+MAX_FILTER_KEY_VALUES = 256
+MAX_FILTER_VALUES = 1024
 
 
 def whole(name: str, value: Any, ge: int = 0, le: int = MAX_WHOLE) -> int:
@@ -54,6 +66,23 @@ def number(name: str, value: Any, ge: float | None = None, le: float | None = No
                  else f" >= {ge}" if ge is not None else f" <= {le}" if le is not None else "")
         raise ConfigError(f"{name} must be {kind}{bound}, got {value!r}")
     return value  # type: ignore[no-any-return]
+
+
+def string(name: str, value: Any, le: int | None = None) -> str:
+    """``value`` if it is a string UTF-8 can carry, of at most ``le`` characters (any, where ``le`` is not given),
+    else ``ConfigError`` naming ``name`` and the reason: the one check of a string the library hands to a database
+    as it is (a filter's strings, a query). A lone surrogate (U+D800 to U+DFFF) is what a JSON ``"\\ud800"``
+    escape or an undecodable byte of a command line (``surrogateescape``) becomes, and is no Unicode text."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be a string, got {type(value).__name__}")
+    if le is not None and len(value) > le:
+        raise ConfigError(f"{name} is {len(value)} characters long, over the limit of {le}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(f"{name} holds U+{ord(value[exc.start]):04X} at character {exc.start}, a lone surrogate, "
+                          "which is not Unicode text") from None
+    return value
 
 
 def seconds(name: str, value: Any, le: float = MAX_WAIT_S) -> float:

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchapp.errors import ConfigError
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
-from searchapp.query.options import SearchKwargs, resolve
+from searchapp.query.options import SearchKwargs, check_queries, resolve
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
 from searchapp.types import MAX_WHOLE, Explanation, Hit, PassageRecord, Run
@@ -45,8 +44,7 @@ class QueryEngine:
         ranked passages' ids in ``other_passages``; the other keywords override the hybrid settings (the fields
         of :class:`Fusion`). The options are declared in ``query/options.py``."""
         asked, settings = resolve(options, self.fusion)
-        if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
-            raise ConfigError("queries must be a list of strings (for one query, use search)")
+        queries = check_queries(queries)
         mode, offset, explain, group_by = asked["mode"], asked["offset"], asked["explain"], asked["group_by"]
         need = offset + asked["k"]
         live = [i for i, q in enumerate(queries) if q.strip()]

@@ -16,14 +16,14 @@ A new option declared here appears in all of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, TypedDict
 
 from searchapp.errors import ConfigError
 from searchapp.filters import FIELDS, Filter
 from searchapp.query.fusion import SETTINGS, Fusion
-from searchapp.setting import MAX_K, Setting, declared
+from searchapp.setting import MAX_K, Setting, declared, string
 
 MODES = ("hybrid", "dense", "lexical")
 GROUP_BY = ("document",)  # what hits can be grouped by
@@ -74,6 +74,16 @@ OPTIONS: dict[str, Setting] = declared(SearchKwargs)
 def check(name: str, value: Any) -> Any:
     """``value`` if search option ``name`` takes it (a filter parsed), else ``ConfigError``."""
     return OPTIONS[name].check(value)
+
+
+def check_queries(queries: Any) -> list[str]:
+    """``queries`` if it is a list of strings, each Unicode text (a lone surrogate is refused: ``setting.string``),
+    else ``ConfigError`` naming the query by its position."""
+    if isinstance(queries, str) or not isinstance(queries, Sequence) or not all(isinstance(q, str) for q in queries):
+        raise ConfigError("queries must be a list of strings (for one query, use search)")
+    for i, q in enumerate(queries):
+        string("the query" if len(queries) == 1 else f"query {i}", q)
+    return list(queries)
 
 
 def resolve_fusion(defaults: Fusion, overrides: Mapping[str, Any] | None) -> Fusion:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-from searchapp.filters import FIELDS, PATH_FIELDS
+from searchapp.errors import ConfigError
+from searchapp.filters import FIELDS, MAX_LENGTH, PATH_FIELDS
 from searchapp.query.fusion import SETTINGS
-from searchapp.query.options import OPTIONS, flatten
+from searchapp.query.options import OPTIONS, check, check_queries, flatten
 from searchapp.setting import Setting
 from searchapp.types import MAX_WHOLE, Hit
 
@@ -63,9 +65,10 @@ FusionOverrides = _fusion_overrides()
 
 def _filters() -> type[BaseModel]:
     """A filter's JSON form, one field per condition of :class:`~searchapp.filters.Filter`: its metadata an
-    object, each path condition a string."""
-    spec = {name: (str | None, None) if name in PATH_FIELDS else (dict[str, Any], Field(default_factory=dict))
-            for name in FIELDS}
+    object, each path condition a string, each with its bound (``filters.MAX_LENGTH``). What the schema cannot
+    say (the values' bounds, Unicode text) the search options check with the library (``_Options``)."""
+    spec = {name: (str | None, Field(default=None, max_length=MAX_LENGTH[name])) if name in PATH_FIELDS
+            else (dict[str, Any], Field(default_factory=dict, max_length=MAX_LENGTH[name])) for name in FIELDS}
     return create_model(  # type: ignore[call-overload, no-any-return]
         "Filters", __base__=_Strict, __doc__="Only documents meeting all conditions: metadata key -> value or list "
         "of values (any of them), path or\ntext id prefix, glob over the full path or text id.", **spec
@@ -79,10 +82,25 @@ Filters = _filters()
 _TYPES: dict[str, Any] = {"filters": Filters}
 
 
+def library_check(fn: Callable[[], Any]) -> None:
+    """``fn()``, its ``ConfigError`` a validation error carrying the library's message (HTTP 422, a tool error):
+    a request's values checked by the library's one rule before the request runs."""
+    try:
+        fn()
+    except ConfigError as exc:
+        raise PydanticCustomError("invalid_value", "{message}", {"message": str(exc)}) from None
+
+
 class _Options(_Strict):
     def search_kwargs(self) -> dict[str, Any]:
         """The request's options as the keyword arguments of ``Index.search_batch``."""
         return flatten(self.model_dump())
+
+    @model_validator(mode="after")
+    def _filter_checked(self) -> _Options:
+        filters = getattr(self, "filters", None)
+        library_check(lambda: check("filters", None if filters is None else filters.model_dump()))
+        return self
 
 
 def _search_options() -> type[_Options]:
@@ -107,12 +125,18 @@ SearchOptions = _search_options()
 class SearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
     query: str = Field(max_length=MAX_QUERY_CHARS)
 
+    @model_validator(mode="after")
+    def _unicode(self) -> SearchRequest:
+        library_check(lambda: check_queries([self.query]))
+        return self
+
 
 class BatchSearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
 
     @model_validator(mode="after")
     def _bounded(self) -> BatchSearchRequest:
+        library_check(lambda: check_queries(self.queries))
         hits = len(self.queries) * (self.k + self.offset)
         if hits > MAX_HITS:
             raise PydanticCustomError(

@@ -31,7 +31,7 @@ from searchapp.query.options import OPTIONS  # noqa: E402
 from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server  # noqa: E402
 from searchapp.server.mcp_sessions import SESSIONS_PER_CLIENT  # noqa: E402
 from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest  # noqa: E402
-from searchapp.setting import MAX_K  # noqa: E402
+from searchapp.setting import MAX_FILTER_KEYS, MAX_GLOB_CHARS, MAX_K  # noqa: E402
 from tests.conftest import SMALL_TEXTS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 
@@ -172,6 +172,28 @@ def test_tools_share_the_http_api_declarations_and_bounds(small_index) -> None: 
         assert [d["path"] for d in listed["documents"]] == ["t1", "t2"] and listed["total"] == 5 and listed["truncated"]
         status = await c.call_tool("index_status", {})
         assert status.structured_content["documents"] == 5 and status.structured_content["read_only"]
+
+    drive(create_server(small_index), session)
+
+
+def test_a_filter_no_store_can_run_is_a_tool_error_naming_the_field_and_the_bound(small_index) -> None:  # type: ignore[no-untyped-def]
+    # Each was "internal error: OperationalError" (or UnicodeEncodeError) with the store's traceback in the log.
+    refused = [
+        ({"path_glob": "*" + "a" * 50_000}, f"filters.path_glob: String should have at most {MAX_GLOB_CHARS} "),
+        ({"metadata": {f"k{i}": 1 for i in range(5000)}}, f"filters.metadata: Dictionary should have at most "
+         f"{MAX_FILTER_KEYS} items"),
+        ({"metadata": {"team": list(range(100_000))}}, "filter 'team' has 100000 values, over the limit of "),
+        ({"path_prefix": "t\ud800"}, "filters.path_prefix: Input should be a valid string"),
+        ({"metadata": {"team": "\udfff"}}, "filter 'team' value holds U+DFFF at character 0, a lone surrogate"),
+    ]
+
+    async def session(c: Client) -> None:
+        for filters, message in refused:
+            out = await c.call_tool("search", {"query": "keys", "mode": "lexical", "filters": filters})
+            assert out.is_error and out.content[0].text.startswith(message), out.content[0].text[:300]
+        for glob, found in (("*[z-a]*", set()), ("*[[:alpha:]]*", set()), ("t[0-1]", {"t0", "t1"})):
+            out = await c.call_tool("search", {"query": "keys", "mode": "lexical", "filters": {"path_glob": glob}})
+            assert not out.is_error and {h["path"] for h in out.structured_content["hits"]} == found, glob
 
     drive(create_server(small_index), session)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,7 +20,10 @@ pytest.importorskip("fastapi", reason="the server extra is not installed: pip in
 httpx = pytest.importorskip("httpx", reason="httpx (test extra) is not installed")
 
 from searchapp import Index, IndexConfig  # noqa: E402
+from searchapp.client import Client  # noqa: E402
+from searchapp.errors import ConfigError  # noqa: E402
 from searchapp.server.app import create_app  # noqa: E402
+from searchapp.setting import MAX_FILTER_KEY_VALUES, MAX_FILTER_KEYS, MAX_GLOB_CHARS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 
 DOCS = [
@@ -89,7 +94,7 @@ def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
             ({"query": "x", "k": 0}, 422, "k"),
             ({"query": "x", "mode": "fuzzy"}, 422, "mode"),
             ({"query": "x", "colour": "red"}, 422, "colour"),
-            ({"query": "x", "filters": {"metadata": {"a b": 1}}}, 400, "filter key"),
+            ({"query": "x", "filters": {"metadata": {"a b": 1}}}, 422, "filter key"),  # a filter: filters.Filter
         ]
         for body, status, word in cases:
             r = http.post("/search", json=body)
@@ -109,6 +114,56 @@ def test_errors_are_json_with_proper_status_codes(index: Index) -> None:
         assert {"/search", "/search/batch", "/documents", "/status", "/v1/embeddings", "/v1/models"} <= set(
             schema["paths"]
         )
+
+
+def test_a_filter_or_query_no_store_can_run_is_422_naming_the_field_and_the_bound(index: Index) -> None:
+    # Each was HTTP 500 (SQLite's "LIKE or GLOB pattern too complex", "Expression tree is too large", a
+    # UnicodeEncodeError; PostgreSQL's "invalid regular expression"), with a 190 KB log line for 5,000 keys.
+    index.add_texts([d["text"] for d in DOCS], ids=[d["id"] for d in DOCS], metadatas=[d["metadata"] for d in DOCS])
+    # A declared bound, or a string pydantic cannot read (a constrained field's lone surrogate), is pydantic's
+    # message; the rest the library's (filters.Filter, query.options.check_queries). (filters, query, message)
+    cases = [
+        ({"path_glob": "*" + "a" * 50_000}, "keys", f"filters.path_glob: String should have at most {MAX_GLOB_CHARS} "
+         "characters"),
+        ({"metadata": {f"k{i}": 1 for i in range(5000)}}, "keys", "filters.metadata: Dictionary should have at most "
+         f"{MAX_FILTER_KEYS} items"),
+        ({"metadata": {"team": list(range(100_000))}}, "keys", f"filter 'team' has 100000 values, over the limit of "
+         f"{MAX_FILTER_KEY_VALUES} for one key"),
+        ({"path_prefix": "\ud800"}, "keys", "filters.path_prefix: Input should be a valid string, unable to parse"),
+        ({"path_glob": "k\udfff*"}, "keys", "filters.path_glob: Input should be a valid string, unable to parse"),
+        ({"metadata": {"team": "\udc80"}}, "keys", "filter 'team' value holds U+DC80 at character 0, a lone surrogate"),
+        ({"metadata": {"team": ["a", "b\ud800"]}}, "keys", "filter 'team' value holds U+D800 at character 1"),
+        ({"metadata": {"n": float("inf")}}, "keys", "filter 'n': inf is not a finite number"),
+        (None, "keys \ud800", "query: Input should be a valid string, unable to parse"),
+    ]
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        for filters, query, message in cases:
+            batch = "query 1 holds U+D800 at character 5, a lone surrogate" if query != "keys" else message
+            for path, request, expected in (("/search", {"query": query, "filters": filters}, message),
+                                            ("/search/batch", {"queries": ["keys", query], "filters": filters}, batch)):
+                # json.dumps writes a lone surrogate as the escape "\ud800", as a client in any language may.
+                r = http.post(path, content=json.dumps(request), headers={"content-type": "application/json"})
+                assert r.status_code == 422, (path, r.text[:300])
+                shown = r.json()["error"]["message"]
+                assert shown.startswith(expected) and "\n" not in shown and len(shown) < 200, (path, shown)
+        for glob in ("*[z-a]*", "*[[:alpha:]]*", "k["):  # PostgreSQL refused the first two; none of k1 k2 d1 matches
+            r = http.post("/search", json={"query": "keys", "mode": "lexical", "filters": {"path_glob": glob}})
+            assert r.status_code == 200 and r.json()["hits"] == [], (glob, r.text[:300])
+    # The Python client checks them before sending (UTF-8 cannot carry a surrogate, JSON has no infinity): the
+    # library's messages, no UnicodeEncodeError or ValueError from the HTTP library.
+    with running(create_app(index)) as url, Client(url) as client:
+        for filters, query, message in [
+            ({"path_glob": "*" + "a" * 50_000}, "keys", f"filters.path_glob is 50001 characters long, over the limit "
+             f"of {MAX_GLOB_CHARS}"),
+            ({"metadata": {"n": float("inf")}}, "keys", "filter 'n': inf is not a finite number"),
+            ({"path_prefix": "\ud800"}, "keys", "filters.path_prefix holds U+D800 at character 0, a lone surrogate"),
+            (None, "keys \ud800", "the query holds U+D800 at character 5, a lone surrogate"),
+        ]:
+            with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+                client.search(query, filters=filters)
+            with pytest.raises(ConfigError, match=f"^{re.escape(message.replace('the query', 'query 1'))}"):
+                client.search_batch(["keys", query], filters=filters)
+        assert {h.path for h in client.search("keys", mode="lexical", filters={"path_glob": "k[0-9]"})} == {"k1", "k2"}
 
 
 def test_one_batch_cannot_ask_for_more_than_ten_thousand_hits(index: Index) -> None:

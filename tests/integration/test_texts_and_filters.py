@@ -28,6 +28,7 @@ FILTER_CASES = [
     ({"metadata": {"year": "2025"}}, set()),  # a string never equals the number
     ({"metadata": {"draft": 1}}, set()),  # nor a number the boolean true
     ({"metadata": {"year": [2024, True]}}, {"k1"}),
+    ({"metadata": {"year": [2024.0, "x\x00"], "team": ["security", True]}}, {"k1"}),  # 2024 = 2024.0; a NUL: none
     ({"path_prefix": "k"}, {"k1", "k2"}),
     ({"path_glob": "?1"}, {"k1", "d1", "n1"}),
     ({"path_glob": "k*", "metadata": {"year": 2024}}, {"k1"}),

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from searchapp.errors import ConfigError
-from searchapp.filters import FIELDS, PATH_FIELDS, Filter
+from searchapp.filters import FIELDS, MAX_LENGTH, PATH_FIELDS, Filter
+from searchapp.setting import MAX_FILTER_CHARS, MAX_FILTER_KEYS, MAX_GLOB_CHARS
 from searchapp.store.filter_sql import _DIALECTS, where
 
 
@@ -26,7 +27,7 @@ def test_the_conditions_are_the_fields() -> None:
 def test_every_dialect_compiles_every_path_condition(dialect: str) -> None:
     for name in PATH_FIELDS:
         sql, params = where(Filter(**{name: "a*"}), dialect=dialect)
-        assert params == {f"f_{name}": "^a.*$" if (dialect, name) == ("postgresql", "path_glob") else "a*"}
+        assert params == {f"f_{name}": "a%" if (dialect, name) == ("postgresql", "path_glob") else "a*"}
         assert sql == _DIALECTS[dialect][name].format(docs="d", p=f"f_{name}")
         # A NUL (which no stored path has) matches nothing and is never bound.
         assert where(Filter(**{name: "a\x00"}), dialect=dialect) == (_DIALECTS[dialect]["none"], {})
@@ -38,6 +39,10 @@ def test_the_http_form_has_the_fields() -> None:
 
     assert tuple(Filters.model_fields) == FIELDS
     assert Filter.parse(Filters(path_prefix="a").model_dump()) == Filter(path_prefix="a")
+    # Each condition's bound, declared with its field, is the HTTP schema's (MCP's tools show the same schema).
+    schema = Filters.model_json_schema()["properties"]
+    assert {name: schema[name].get("maxProperties") or schema[name]["anyOf"][0]["maxLength"] for name in FIELDS} == (
+        MAX_LENGTH) == {"metadata": MAX_FILTER_KEYS, "path_prefix": MAX_FILTER_CHARS, "path_glob": MAX_GLOB_CHARS}
 
 
 def test_the_cli_gives_a_filter_or_none(tmp_path) -> None:  # type: ignore[no-untyped-def]
