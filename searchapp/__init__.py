@@ -24,8 +24,9 @@ from searchapp.errors import (
     SearchappError,
 )
 from searchapp.filters import Filter
-from searchapp.index import Index, IndexStats
+from searchapp.index import Index
 from searchapp.ingest.pipeline import IngestSummary
+from searchapp.reports import IndexStats
 from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 
 __version__ = "0.1.0"
