@@ -300,7 +300,7 @@ def run_searchapp(job: dict[str, Any]) -> dict[str, Any]:
         settings = {
             "precision": "fp32", "pooling": c.pooling, "passage_max_tokens": c.splitter.max_tokens,
             "overlap": c.splitter.overlap, "vector_index": stats.vector_index, "fusion": vars(c.fusion).copy(),
-            "ingest_encoder": type(encoder).__name__, "query_encoder": type(index._query_encoder()).__name__,
+            "ingest_encoder": type(encoder).__name__, "query_encoder": type(index.query_encoder).__name__,
             "ndcg_from": "searchapp.evaluate.runner.collect (the runs `searchapp eval` scores)",
         }
         index.close()

@@ -25,6 +25,7 @@ from searchapp.errors import (
 )
 from searchapp.filters import Filter
 from searchapp.index import Index
+from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.pipeline import IngestSummary
 from searchapp.reports import IndexStats
 from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
@@ -48,6 +49,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexStats",
+    "IngestOptions",
     "IngestSummary",
     "LoadError",
     "ModelLoadError",

@@ -16,7 +16,8 @@ from searchapp.evaluate.beir import load_beir
 from searchapp.evaluate.known_items import KnownItems, read_questions
 from searchapp.evaluate.runner import Prepared, collect, index_path
 from searchapp.index import Index
-from searchapp.ingest.pipeline import IngestSummary, Progress, check_root
+from searchapp.ingest.options import IngestOptions
+from searchapp.ingest.pipeline import IngestSummary, Progress
 from searchapp.query.fusion import Fusion
 from searchapp.store.locate import display
 
@@ -89,14 +90,14 @@ def prepare_folder(
     ``index_dir``: the index to use or create (any index; the folder is ingested into it), else a cached one
     keyed by the folder's path and the encoder/splitter settings. ``progress`` gets lines for a person,
     ``embedding`` the ingest's passage counts."""
-    check_root(folder)
+    options = IngestOptions(folder)  # the folder checked, once, before any indexing work
     if not folder.is_dir():
         raise SearchappError(f"{folder}: not a folder (give the folder the questions' paths are relative to)")
     items = read_questions(questions, folder)  # before any indexing work
     root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
     path = index_dir or index_path(folder, config, kind="folder", device=resolve_device(device))
     with _open(path, config, cached=index_dir is None, folder=True, device=device) as index:
-        summary = index.ingest(root, progress=embedding)
+        summary = index.ingest(options, progress=embedding)
         changed = summary.added + summary.updated + summary.removed
         if progress and changed:
             progress(f"indexed {folder} into {display(str(path))}: added {summary.added}, updated "

@@ -5,31 +5,30 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from searchapp.config import RUNTIME_SETTINGS, IndexConfig, check_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.device import usable
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
-from searchapp.encode.provenance import EmbeddedWith, Provenance
+from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
-from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+from searchapp.encode.tokenizer import model_offsets
 from searchapp.errors import ConfigError, ReadOnlyError
 from searchapp.ids import check_text_id
-from searchapp.ingest.distributed import check_workers
-from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
+from searchapp.ingest.distributed import RayStages
+from searchapp.ingest.options import IngestOptions
+from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
 from searchapp.ingest.targets import named
 from searchapp.ingest.texts import text_records
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import MAX_FILE_MB, MAX_THREADS, SearchKwargs, seconds, whole
+from searchapp.query.options import MAX_THREADS, SearchKwargs, seconds, whole
 from searchapp.reports import DocumentListing, IndexStats, document_listing, index_stats
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
@@ -41,12 +40,6 @@ if TYPE_CHECKING:
 
 # Settings of this process alone, never stored (``open_or_create``'s runtime knobs).
 _KNOBS = ("batch_size", "threads", "lock_wait", "device")
-# Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).
-VECTORS_PRECISION_KEY = "vectors_precision"
-# ... and the device classes they were embedded on (``cpu``, ``cuda``; a JSON list, as above).
-VECTORS_DEVICE_KEY = "vectors_device"
-# ... and the encoder backends that embedded them (encode/spec.py: ``onnx``, ``openvino``, ``torch``; as above).
-VECTORS_ENCODER_KEY = "vectors_encoder"
 
 
 class Index:
@@ -90,8 +83,7 @@ class Index:
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
         self.lock_wait = seconds("lock_wait", lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
-        self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
-        self._query_lock = threading.Lock()
+        self._query = LazyEncoder(self._make_query_encoder)  # chosen on the first query
         self.config = config or IndexConfig()  # replaced by the stored settings below, for an existing index
         self.stores: Stores = open_stores(self.location, self.config.vectors, self._dimension, read_only, create)
         rows: dict[str, str] = {}
@@ -186,29 +178,25 @@ class Index:
                 self.stores.put_settings(self.config.to_settings())
         return self.config.dimension
 
-    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
-        """Word-piece character offsets of ``texts`` with the model's tokenizer (for the splitter)."""
-        return token_offsets(load_tokenizer(self.config.model), texts)
-
     def _engine(self) -> QueryEngine:
-        return QueryEngine(self.stores, lambda texts: self._query_encoder().encode(texts, truncate=True),
+        return QueryEngine(self.stores, lambda texts: self.query_encoder.encode(texts, truncate=True),
                            self.config.fusion)
 
-    def _query_encoder(self) -> EncoderLike:
-        """What embeds queries, as the spec chooses it next to the ingest encoder (encode/spec.py); an encoder
+    @property
+    def query_encoder(self) -> EncoderLike:
+        """What embeds queries (the server's, and ``searchapp eval``'s)."""
+        return self._query.loaded
+
+    def _make_query_encoder(self) -> EncoderLike:
+        """The query encoder, as the spec chooses it next to the ingest encoder (encode/spec.py); an encoder
         given to the index embeds them itself."""
-        if self._query_enc is None:
-            with self._query_lock:
-                if self._query_enc is None:
-                    enc = self._encoder
-                    lazy = isinstance(enc, LazyEncoder)
-                    self._query_enc = self._encoder_spec().query_encoder(enc) if lazy else enc
-        return self._query_enc
+        enc = self._encoder
+        return self._encoder_spec().query_encoder(enc) if isinstance(enc, LazyEncoder) else enc
 
     def warm_up(self) -> None:
         """Load what queries embed with now (the model, or its exported query graph), so that the first query is
         not the one that waits for it (``searchapp serve`` calls this at start unless ``--lazy``)."""
-        self._query_encoder().encode(["warm up"], truncate=True)
+        self.query_encoder.encode(["warm up"], truncate=True)
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -222,93 +210,56 @@ class Index:
         with self.stores.writing(wait, self.lock_wait):
             yield
 
-    def _ingest(self, progress: Progress | None = None) -> Ingest:
-        # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
-        # of the run.
-        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress, time.perf_counter(),
-                      context=self.config.passage_context, limit=self._limit())
+    def _ingest(self, options: IngestOptions | None = None, progress: Progress | None = None,
+                started: float | None = None, stages: RayStages | None = None) -> Ingest:
+        """A run over this index's parts; what it embeds with is recorded just before its first vectors are
+        written (encode/provenance.py): the workers' for a Ray run, else this process's encoder's."""
+        c = self.config
+        embedded_with = partial(EmbeddedWith.of, self._encoder, self._encoder_spec())
+        return Ingest(self.stores, self._encoder, c.splitter, partial(model_offsets, c.model), options,
+                      progress=progress, started=started, context=c.passage_context, limit=self._limit(),
+                      stages=stages, embedded_with=(lambda: stages.embedded_with) if stages else embedded_with)
 
     def _limit(self) -> int:
         """The model's limit in word pieces (special tokens included): a passage and its context must fit in it."""
         return model_max_tokens(self.config.model)
 
     def ingest(
-        self,
-        root: str | os.PathLike[str],
-        include: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        progress: Progress | None = None,
-        workers: str = "local",
-        actors: int = 1,
-        max_file_mb: float | None = None,
-        follow_links: bool = False,
-        force: bool = False,
-        within: Collection[str] | None = None,
-        gpus_per_actor: float = 0,
+        self, root: str | os.PathLike[str] | IngestOptions, progress: Progress | None = None, **options: Any
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
-        indexed version of a file that holds no text any more).
+        indexed version of a file that holds no text any more). ``progress`` gets (passages embedded, to embed).
 
-        ``max_file_mb``: files larger are skipped with a warning before they are read (default 100).
-        ``follow_links``: also index symbolic links to files outside ``root`` (by default only links whose
-        target lies inside it are followed, as git and ripgrep do). ``force``: read every file again, even one
-        whose size and modification time are unchanged (one whose content is unchanged is still not re-embedded).
-        ``within``: only the files at or under these absolute paths (under ``root``'s real path) are looked at, and
-        only documents there are removed when missing (``searchapp watch`` passes the paths that changed).
+        ``options``: the fields of :class:`~searchapp.ingest.options.IngestOptions`, checked before anything is
+        done (``include``/``exclude`` patterns, ``within`` paths, ``max_file_mb`` (default 100), ``follow_links``,
+        ``force``, ``workers``, ``actors``, ``gpus_per_actor``: documented there), or ``root`` an ``IngestOptions``
+        made already (the CLI makes one before it opens the index).
 
         ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
         cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
-        detects changes and commits, under the writer lock (docs/distributed.md). ``gpus_per_actor``: GPUs each
-        actor reserves through Ray and embeds on (0: the actors embed on CPUs).
+        detects changes and commits, under the writer lock (docs/distributed.md).
         """
-        options = check_workers(workers, actors, self._threads, gpus_per_actor)  # before anything: one line
-        run = self._ingest(progress)
-        if max_file_mb is not None:
-            if (not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool)
-                    or not 0 < max_file_mb <= MAX_FILE_MB):
-                raise ConfigError(f"max_file_mb must be a number of MB in (0, {MAX_FILE_MB}], got {max_file_mb!r}")
-            run.max_bytes = int(max_file_mb * 2**20)
-        run.follow_links = follow_links
-        run.force = force
-        prepared = None
-        spec: EncoderSpec | None = None  # the workers' pinned spec, for a Ray run
-        if options is not None:
-            from searchapp.ingest.distributed import connect, run_on_ray
-
-            if not isinstance(self._encoder, LazyEncoder):
-                raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
-                                  "Index(...) cannot go there: ingest with workers='local'")
-            connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
-            c = self.config
-            # Decided once, here: every actor of the run embeds in the same precision, with the backends this
-            # process may use.
-            spec = self._encoder_spec().pinned(options.actor_gpus)
-
-            def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
-                return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
-
-        run.before_first_vectors = lambda: self._record_precision(spec)
+        # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
+        # of the run.
+        started = time.perf_counter()
+        given = IngestOptions.of(root, **options)
+        stages = None
+        if given.ray is not None:
+            spec = self._encoder_spec() if isinstance(self._encoder, LazyEncoder) else None
+            stages = RayStages.start(given.ray, spec, self.config.splitter, given.max_bytes,
+                                     self.config.passage_context, self._limit())
+        run = self._ingest(given, progress, started, stages)
         with self.writing():
-            return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
+            return self._after_run(run.run())
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``).
         A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
-        run = self._ingest()
-        run.before_first_vectors = self._record_precision
+        run = self._ingest(started=time.perf_counter())
         with self.writing():
-            return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
+            return self._after_run(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
-    def _record_precision(self, spec: EncoderSpec | None = None) -> None:
-        """Record what this run embeds with among what embedded the stored vectors (encode/provenance.py), under
-        the write lock, just before the first write of a run that stores vectors. ``spec``: the workers' pinned
-        spec, for a Ray run (its actors build the backend it prefers)."""
-        used = EmbeddedWith.pinned(spec) if spec is not None else EmbeddedWith.of(self._encoder, self._encoder_spec())
-        rows = Provenance.from_settings(self.stores.settings()).recording(used)
-        if rows:
-            self.stores.put_settings(rows)
-
-    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
+    def _after_run(self, summary: IngestSummary) -> IngestSummary:
         """After a run that embedded passages, have the spec prepare what later processes embed with (the
         model's query graph, exported while its weights are loaded anyway, so later queries start without
         torch)."""

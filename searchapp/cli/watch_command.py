@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
 
 def real_folders(folders: Sequence[Path]) -> list[Path]:
     """The real paths of ``folders``; ``SearchappError`` for one that is missing or not a folder."""
-    from searchapp.ingest.pipeline import check_root
+    from searchapp.ingest.options import check_root
 
     for folder in folders:
         check_root(folder)

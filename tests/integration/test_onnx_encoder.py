@@ -111,7 +111,7 @@ def test_ingest_exports_the_graph_for_later_queries(tmp_path: Path, monkeypatch:
         assert not graph_path("all-MiniLM-L6-v2").exists()
         ix.add_texts(["a text to embed"], ids=["t"])
         assert graph_path("all-MiniLM-L6-v2").exists()
-        assert isinstance(ix._query_encoder(), OnnxEncoder)
+        assert isinstance(ix.query_encoder, OnnxEncoder)
 
 
 def test_the_exported_graph_is_fused(onnx_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
