@@ -1,6 +1,8 @@
-"""A benchmark split, or a folder of documents with known-item questions, made ready to score: its index opened
-(a cached one by default) or built, and every question's runs gathered. The step of ``searchapp eval`` and
-``tune`` that needs an :class:`Index`; the scoring itself (``evaluate/``) works on what the index hands it."""
+"""The index an evaluation scores: a benchmark split's, or a folder of documents' with its known-item questions,
+opened (a cached one by default) or built, and every question's runs gathered against it. The step of ``searchapp
+eval`` and ``tune`` that needs an :class:`Index` (above it); the scoring itself (``evaluate/``, below it) works on
+what the index hands it. Questions are embedded by the index's query encoder, the one the server uses
+(``Index.query_encoder``, encode/spec.py), so an evaluation measures the served path."""
 
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def prepare(
             if progress:
                 progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
             index.ingest_records((d, t, data.document_text(d)) for d, (t, _) in data.corpus.items())
-        return collect(data, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+        return collect(data, index.stores, index.query_encoder, index.config.fusion, k0 or index.config.fusion.k0)
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def prepare_folder(
         if progress and changed:
             progress(f"indexed {folder} into {display(str(path))}: added {summary.added}, updated "
                      f"{summary.updated}, removed {summary.removed} ({summary.unchanged} unchanged)")
-        prepared = collect(items, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+        prepared = collect(items, index.stores, index.query_encoder, index.config.fusion,
+                           k0 or index.config.fusion.k0)
     relative = {pid: _relative(key, root) for pid, key in prepared.doc_of.items()}
     _check_indexed(items, questions, set(relative.values()), summary, root)
     return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary)
