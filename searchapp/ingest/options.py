@@ -106,7 +106,9 @@ class IngestOptions:
     """One ingest of the files under ``root``: which (``include``/``exclude``: fnmatch patterns; ``within``: only
     the files at or under these absolute paths, under ``root``'s real path, are looked at, and only documents there
     are removed when missing), how (``max_file_mb``: larger files are skipped with a warning, 100 by default;
-    ``follow_links``: links to files outside ``root`` too; ``force``: read every file again) and where
+    ``follow_links``: links to files outside ``root`` too; ``force``: read every file again, even one whose size
+    and mtime are unchanged, as after a rewrite within one mtime tick or a clock set back; one whose content hash
+    matches is still not re-embedded) and where
     (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with ``actors`` encoder actors reserving
     ``gpus_per_actor`` GPUs each).
 
