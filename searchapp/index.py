@@ -158,6 +158,10 @@ class Index:
         return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads,
                            device=self._device)
 
+    def _own_spec(self) -> EncoderSpec | None:
+        """The spec that builds the index's encoder; ``None`` for an encoder given from outside."""
+        return self._encoder_spec() if isinstance(self._encoder, LazyEncoder) else None
+
     def _make_encoder(self) -> EncoderLike:
         """The index's ingest encoder, as its spec chooses it (encode/spec.py: the ONNX graph for fp32 where it
         serves the pooling, else torch)."""
@@ -215,10 +219,10 @@ class Index:
         """A run over this index's parts; what it embeds with is recorded just before its first vectors are
         written (encode/provenance.py): the workers' for a Ray run, else this process's encoder's."""
         c = self.config
-        embedded_with = partial(EmbeddedWith.of, self._encoder, self._encoder_spec())
+        embedded_with = partial(EmbeddedWith.of, self._encoder, self._own_spec())
         return Ingest(self.stores, self._encoder, c.splitter, partial(model_offsets, c.model), options,
                       progress=progress, started=started, context=c.passage_context, limit=self._limit(),
-                      stages=stages, embedded_with=(lambda: stages.embedded_with) if stages else embedded_with)
+                      stages=stages, embedded_with=stages.embedded_with if stages else embedded_with)
 
     def _limit(self) -> int:
         """The model's limit in word pieces (special tokens included): a passage and its context must fit in it."""
@@ -230,14 +234,11 @@ class Index:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
         indexed version of a file that holds no text any more). ``progress`` gets (passages embedded, to embed).
 
-        ``options``: the fields of :class:`~searchapp.ingest.options.IngestOptions`, checked before anything is
-        done (``include``/``exclude`` patterns, ``within`` paths, ``max_file_mb`` (default 100), ``follow_links``,
-        ``force``, ``workers``, ``actors``, ``gpus_per_actor``: documented there), or ``root`` an ``IngestOptions``
-        made already (the CLI makes one before it opens the index).
-
-        ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
-        cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
-        detects changes and commits, under the writer lock (docs/distributed.md).
+        ``options``: the fields of :class:`~searchapp.ingest.options.IngestOptions` by name (``include``,
+        ``exclude``, ``within``, ``max_file_mb``, ``follow_links``, ``force``, ``workers``, ``actors``,
+        ``gpus_per_actor``: documented there), checked before anything is done; or ``root`` is an
+        ``IngestOptions`` made already (the CLI's). With ``workers="ray"`` (or ``ray:ADDRESS``) a Ray cluster
+        loads, splits and embeds; this process still walks, detects changes and commits, under the writer lock.
         """
         # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
         # of the run.
@@ -245,8 +246,7 @@ class Index:
         given = IngestOptions.of(root, **options)
         stages = None
         if given.ray is not None:
-            spec = self._encoder_spec() if isinstance(self._encoder, LazyEncoder) else None
-            stages = RayStages.start(given.ray, spec, self.config.splitter, given.max_bytes,
+            stages = RayStages.start(given.ray, self._own_spec(), self.config.splitter, given.max_bytes,
                                      self.config.passage_context, self._limit())
         run = self._ingest(given, progress, started, stages)
         with self.writing():
@@ -263,8 +263,8 @@ class Index:
         """After a run that embedded passages, have the spec prepare what later processes embed with (the
         model's query graph, exported while its weights are loaded anyway, so later queries start without
         torch)."""
-        if summary.passages_embedded and isinstance(self._encoder, LazyEncoder):
-            self._encoder_spec().prepare()
+        if summary.passages_embedded and (spec := self._own_spec()) is not None:
+            spec.prepare()
         return summary
 
     def add_texts(

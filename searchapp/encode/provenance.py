@@ -32,11 +32,11 @@ class EmbeddedWith:
     encoder: str | None
 
     @classmethod
-    def of(cls, encoder: EncoderLike, spec: EncoderSpec) -> EmbeddedWith:
+    def of(cls, encoder: EncoderLike, spec: EncoderSpec | None) -> EmbeddedWith:
         """What ``encoder`` embeds with: a ``LazyEncoder`` is the one ``spec`` builds (loaded by now: a backend
         that could not be made here gave way to the next, and the backend named is the one that did); any other
-        was given from outside, and only what it says of itself is known."""
-        if isinstance(encoder, LazyEncoder):
+        was given from outside (``spec`` is ``None``), and only what it says of itself is known."""
+        if spec is not None and isinstance(encoder, LazyEncoder):
             return cls(spec.embeds_in, spec.on, backend_of(encoder.loaded))
         return cls(precision_of(encoder), device_of(encoder), backend_of(encoder))
 

@@ -9,6 +9,9 @@ in-process one would. A task or actor that dies is retried by Ray; its work is a
 pure function of the file and the settings, and nothing is written until the driver commits, so a retry
 cannot write twice.
 
+``Index`` starts a run's :class:`RayStages` (the cluster joined, the spec pinned) before it takes the writer lock
+and hands them to ``pipeline.Ingest``, which calls them on its tasks.
+
 Every node needs searchapp with the ``ray`` extra, the model package, and the folder at the same path (a shared
 filesystem). Ray is imported only here, only when asked for.
 """
@@ -204,9 +207,8 @@ class RayStages:
         connect(options)
         return cls(options, spec.pinned(options.actor_gpus), splitter, max_bytes, context, limit)
 
-    @property
     def embedded_with(self) -> EmbeddedWith:
-        """What the workers embed with."""
+        """What the workers embed with (asked by ``Ingest`` before it writes the first vectors)."""
         return EmbeddedWith.pinned(self.spec)
 
     def __call__(self, tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:

@@ -33,12 +33,12 @@ def test_a_row_that_is_not_a_list_of_names_is_named(row: str, value: str) -> Non
 
 def test_an_encoder_given_from_outside_says_only_what_it_says() -> None:
     spec = EncoderSpec(precision="fp32")
-    assert EmbeddedWith.of(FakeEncoder(), spec) == EmbeddedWith(None, None, None)
+    assert EmbeddedWith.of(FakeEncoder(), None) == EmbeddedWith(None, None, None)
 
     class Says(FakeEncoder):
         precision = "fp32"
 
-    assert EmbeddedWith.of(Says(), spec) == EmbeddedWith("fp32", "cpu", None)
+    assert EmbeddedWith.of(Says(), None) == EmbeddedWith("fp32", "cpu", None)
     # The spec's own encoder: its precision and device, and the backend that made the loaded encoder.
     assert EmbeddedWith.of(LazyEncoder(FakeEncoder), spec) == EmbeddedWith("fp32", "cpu", None)
     assert json.loads(Provenance().recording(EmbeddedWith.pinned(spec))["vectors_encoder"]) == [
