@@ -108,9 +108,8 @@ class IngestOptions:
     are removed when missing), how (``max_file_mb``: larger files are skipped with a warning, 100 by default;
     ``follow_links``: links to files outside ``root`` too; ``force``: read every file again, even one whose size
     and mtime are unchanged, as after a rewrite within one mtime tick or a clock set back; one whose content hash
-    matches is still not re-embedded) and where
-    (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with ``actors`` encoder actors reserving
-    ``gpus_per_actor`` GPUs each).
+    matches is still not re-embedded) and where (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with
+    ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs each).
 
     Making one checks them all: ``root`` exists and is a folder or a file a loader claims, and ``workers`` is a
     form Ray takes with an address that answers (:attr:`ray` holds the parsed Ray options, ``None`` for local).
@@ -129,6 +128,9 @@ class IngestOptions:
     ray: RayOptions | None = field(init=False, default=None, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.root, str | os.PathLike):
+            raise ConfigError(f"the root to ingest must be a path, got {type(self.root).__name__}")
+        object.__setattr__(self, "root", Path(self.root))
         check_root(self.root)
         object.__setattr__(self, "ray", check_workers(self.workers, self.actors, self.gpus_per_actor))
         mb = self.max_file_mb
@@ -144,7 +146,7 @@ class IngestOptions:
         """``root`` itself where it is an ``IngestOptions`` already (then no options beside it), else made from
         ``root`` and ``options`` (the fields by name)."""
         if not isinstance(root, IngestOptions):
-            return cls(Path(root), **options)
+            return cls(root, **options)  # type: ignore[arg-type]  # a str or PathLike: made a Path when checked
         if options:
             raise ConfigError(f"give {', '.join(sorted(options))} in the IngestOptions, not beside it")
         return root
