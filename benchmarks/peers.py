@@ -284,7 +284,7 @@ def run_searchapp(job: dict[str, Any]) -> dict[str, Any]:
         t = time.perf_counter()
         index.ingest_records((d, title, data.document_text(d)) for d, (title, _) in data.corpus.items())
         build_s = time.perf_counter() - t
-        prepared = collect(data, index.stores, encoder, index.config.fusion, index.config.fusion.k0)
+        prepared = collect(data, index.stores, index.query_encoder, index.config.fusion, index.config.fusion.k0)
         runs = {mode: prepared.run_for(mode) for mode in MODES}
         ids = sorted(prepared.doc_of)
         with index.stores.reader() as reader:
@@ -300,7 +300,7 @@ def run_searchapp(job: dict[str, Any]) -> dict[str, Any]:
         settings = {
             "precision": "fp32", "pooling": c.pooling, "passage_max_tokens": c.splitter.max_tokens,
             "overlap": c.splitter.overlap, "vector_index": stats.vector_index, "fusion": vars(c.fusion).copy(),
-            "ingest_encoder": type(encoder).__name__, "query_encoder": type(index._query_encoder()).__name__,
+            "ingest_encoder": type(encoder).__name__, "query_encoder": type(index.query_encoder).__name__,
             "ndcg_from": "searchapp.evaluate.runner.collect (the runs `searchapp eval` scores)",
         }
         index.close()

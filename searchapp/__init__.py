@@ -24,8 +24,10 @@ from searchapp.errors import (
     SearchappError,
 )
 from searchapp.filters import Filter
-from searchapp.index import Index, IndexStats
+from searchapp.index import Index
+from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.pipeline import IngestSummary
+from searchapp.reports import IndexStats
 from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 
 __version__ = "0.1.0"
@@ -47,6 +49,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotFoundError",
     "IndexStats",
+    "IngestOptions",
     "IngestSummary",
     "LoadError",
     "ModelLoadError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -21,6 +22,11 @@ _SECTIONS: dict[str, type] = {"splitter": SplitterConfig, "fusion": Fusion}
 _RENAMED = {("fusion", "method"): "fusion"}
 # What an index made before a setting existed did, where that is not the setting's default now.
 _BEFORE_SETTING: dict[str, Any] = {"passage_context": "none"}
+# The settings that name the encoder: another one makes vectors incomparable (EncoderMismatchError).
+_ENCODER_SETTINGS = ("model", "pooling", "pooling_params")
+# Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
+# same model agree to a cosine of 0.9999): given for an existing index, they apply to this process only.
+RUNTIME_SETTINGS = ("precision",)
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,8 @@ class IndexConfig:
     @classmethod
     def from_flat(cls, **flat: Any) -> IndexConfig:
         """Build from flat names (``max_tokens=128, alpha=0.7``); ``ConfigError`` on an unknown name."""
+        check_names(flat)
         names = flat_names()
-        unknown = sorted(set(flat) - set(names))
-        if unknown:
-            raise ConfigError(f"unknown setting {', '.join(unknown)}: use {', '.join(sorted(names))}")
         top: dict[str, Any] = {}
         nested: dict[str, dict[str, Any]] = {section: {} for section in _SECTIONS}
         for name, value in flat.items():
@@ -117,6 +121,24 @@ class IndexConfig:
             given.setdefault(key, value)
         return cls.from_flat(**given)
 
+    def check_same(self, asked: IndexConfig) -> None:
+        """Refuse ``asked`` (``Index(config=...)`` for an existing index) where it names another encoder
+        (``EncoderMismatchError``) or splitter (``ConfigError``) than this index's."""
+        self.check_encoder(asked.model, asked.pooling, asked.pooling_params)
+        if asked.splitter != self.splitter:
+            raise ConfigError(f"this index splits passages with {self.splitter}; asked {asked.splitter}")
+
+    def check_asked(self, flat: Mapping[str, Any]) -> None:
+        """Refuse settings asked by their flat names (``Index.open_or_create`` of an existing index) that differ
+        from this index's: another encoder (``EncoderMismatchError``) or any other setting (``ConfigError``)."""
+        self.check_encoder(flat.get("model"), flat.get("pooling"), flat.get("pooling_params"))
+        built = self.to_flat()
+        differ = [k for k, v in flat.items() if k not in _ENCODER_SETTINGS and built[k] != v]
+        if differ:
+            raise ConfigError(
+                "this index was built with " + ", ".join(f"{k}={built[k]!r} (asked {flat[k]!r})" for k in differ)
+            )
+
     def check_encoder(self, model: str | None, pooling: str | None, params: dict[str, Any] | None) -> None:
         """Refuse an encoder other than the one the index was built with (``None`` means "as built")."""
         if pooling is not None:
@@ -133,6 +155,14 @@ class IndexConfig:
                 f"this index was built with {diff}; vectors from another encoder are not comparable: "
                 "use a new --index or re-create this one"
             )
+
+
+def check_names(flat: Mapping[str, Any]) -> None:
+    """``ConfigError`` naming the settings in ``flat`` that have no flat name, and the names there are."""
+    names = flat_names()
+    unknown = sorted(set(flat) - set(names))
+    if unknown:
+        raise ConfigError(f"unknown setting {', '.join(unknown)}: use {', '.join(sorted(names))}")
 
 
 def flat_names() -> dict[str, tuple[str | None, str]]:

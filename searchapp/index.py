@@ -4,121 +4,43 @@ its settings, builds its parts (encoder, ingest pipeline, query engine) and hand
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
-import threading
 import time
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from searchapp.config import IndexConfig, flat_names
+from searchapp.config import RUNTIME_SETTINGS, IndexConfig, check_names
 from searchapp.encode.catalog import model_max_tokens
 from searchapp.encode.device import usable
 from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
-from searchapp.encode.spec import EncoderSpec, backend_of, device_of, precision_of
-from searchapp.encode.tokenizer import load_tokenizer, token_offsets
-from searchapp.errors import ConfigError, DocumentNotFoundError, ReadOnlyError
-from searchapp.filters import METADATA_KEY
+from searchapp.encode.provenance import EmbeddedWith
+from searchapp.encode.spec import EncoderSpec
+from searchapp.encode.tokenizer import model_offsets
+from searchapp.errors import ConfigError, ReadOnlyError
 from searchapp.ids import check_text_id
-from searchapp.ingest.distributed import check_workers
-from searchapp.ingest.files import is_under
-from searchapp.ingest.pipeline import Ingest, IngestSummary, Prepared, Progress, Record, Task
+from searchapp.ingest.distributed import RayStages
+from searchapp.ingest.options import IngestOptions
+from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
+from searchapp.ingest.targets import named
+from searchapp.ingest.texts import text_records
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs
-from searchapp.setting import MAX_FILE_MB, MAX_THREADS, seconds, whole
+from searchapp.reports import DocumentListing, IndexStats, document_listing, index_stats
+from searchapp.setting import MAX_THREADS, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
-from searchapp.store.rebuild import rebuild
-from searchapp.types import (
-    MAX_WHOLE,
-    NUL,
-    DocumentText,
-    EncoderLike,
-    ExportedDocument,
-    ExportedPassage,
-    Hit,
-    PassageContext,
-)
+from searchapp.store.rebuild import document_text, passage_context
+from searchapp.types import DocumentText, EncoderLike, ExportedDocument, ExportedPassage, Hit, PassageContext
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-_ENCODER_KEYS = ("model", "pooling", "pooling_params")
-# Settings that may differ from run to run without making vectors incomparable (bf16 and fp32 vectors of the
-# same model agree to a cosine of 0.9999): given for an existing index, they apply to this process only.
-_RUNTIME_KEYS = ("precision",)
-# What ``status`` shows of the settings, under their flat names (docs/cli.md).
-_STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "passage_context", "fusion",
-                    "norm", "alpha", "k0")
-# ... and of the vector index's rule: approximate (IVF in a folder, HNSW in PostgreSQL) from this many vectors.
-_STATUS_RULE = ("ivf_threshold",)
-# Settings row: the precisions the stored vectors were embedded in (a JSON list; more than one when runs differed).
-VECTORS_PRECISION_KEY = "vectors_precision"
-# ... and the device classes they were embedded on (``cpu``, ``cuda``; a JSON list, as above).
-VECTORS_DEVICE_KEY = "vectors_device"
-# ... and the encoder backends that embedded them (encode/spec.py: ``onnx``, ``openvino``, ``torch``; as above).
-VECTORS_ENCODER_KEY = "vectors_encoder"
-
-
-@dataclass(frozen=True)
-class IndexStats:
-    """What ``searchapp status`` reports: counts, the settings the index was built with, its vector index kind
-    and size on disk."""
-
-    path: str
-    documents: int
-    passages: int
-    config: IndexConfig
-    vector_index: str
-    disk_bytes: int
-    backend: str = "folder"
-    vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
-    facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
-    vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
-    vectors_encoder: tuple[str, ...] = ()  # the encoder backends that embedded them (empty: not recorded)
-
-    def to_dict(self) -> dict[str, object]:
-        """The stable JSON form documented in docs/cli.md."""
-        flat = self.config.to_flat()
-        return {
-            "path": self.path, "documents": self.documents, "passages": self.passages,
-            **{name: flat[name] for name in _STATUS_SETTINGS},
-            "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
-            "disk_bytes": self.disk_bytes, "backend": self.backend,
-            "vectors_precision": "+".join(self.vectors_precision) or None,
-            "vectors_device": "+".join(self.vectors_device) or None,
-            "vectors_encoder": "+".join(self.vectors_encoder) or None, **self.facts,
-        }
-
-
-@dataclass(frozen=True)
-class DocumentListing:
-    """One indexed document as ``searchapp documents`` lists it: its path (or text id), source, title, number of
-    passages, size in bytes (of the file, or of the text in UTF-8) and the file's modification time when it was
-    indexed (0 for texts), and when the document was indexed: Unix seconds (UTC) when its row was last written
-    (added, or its content replaced; a metadata-only change or a new mtime keeps it), ``None`` for a document
-    indexed before searchapp recorded it."""
-
-    path: str
-    source: str
-    title: str
-    passages: int
-    size: int
-    mtime: float
-    indexed_at: float | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        """The stable JSON form documented in docs/cli.md."""
-        return {"path": self.path, "source": self.source, "title": self.title, "passages": self.passages,
-                "size": self.size, "mtime": self.mtime, "indexed_at": self.indexed_at}
+# Settings of this process alone, never stored (``open_or_create``'s runtime knobs).
+_KNOBS = ("batch_size", "threads", "lock_wait", "device")
 
 
 class Index:
@@ -162,8 +84,7 @@ class Index:
         # Seconds a write waits for another process's writer lock before IndexLockedError (0: refused at once).
         self.lock_wait = seconds("lock_wait", lock_wait)
         self._encoder = LazyEncoder(self._make_encoder) if encoder is None else encoder
-        self._query_enc: EncoderLike | None = None  # chosen on the first query (see _query_encoder)
-        self._query_lock = threading.Lock()
+        self._query = LazyEncoder(self._make_query_encoder)  # chosen on the first query
         self.config = config or IndexConfig()  # replaced by the stored settings below, for an existing index
         self.stores: Stores = open_stores(self.location, self.config.vectors, self._dimension, read_only, create)
         rows: dict[str, str] = {}
@@ -173,11 +94,7 @@ class Index:
                 self.config = IndexConfig.from_settings(rows)
                 self.stores.policy = self.config.vectors
                 if config is not None:
-                    self.config.check_encoder(config.model, config.pooling, config.pooling_params)
-                    if config.splitter != self.config.splitter:
-                        raise ConfigError(
-                            f"this index splits passages with {self.config.splitter}; asked {config.splitter}"
-                        )
+                    self.config.check_same(config)
             # The threshold in force, the backend's where the settings name none: stored with a new index, so a later
             # default never changes a made index's plan.
             self.config = self.config.with_vectors(self.stores.policy)
@@ -220,23 +137,14 @@ class Index:
         ``ConfigError``; ``precision`` given for an existing index applies to this process only.
         """
         given = {k: v for k, v in settings.items() if v is not None}
-        knobs = {k: given.pop(k) for k in ("batch_size", "threads", "lock_wait", "device") if k in given}
+        knobs = {k: given.pop(k) for k in _KNOBS if k in given}
         if not index_exists(os.fspath(path)):
             return cls(path, create=True, config=IndexConfig.from_flat(**given), encoder=encoder, **knobs)
-        runtime = {k: given.pop(k) for k in _RUNTIME_KEYS if k in given}
-        unknown = sorted(set(given) - set(flat_names()))
-        if unknown:
-            raise ConfigError(f"unknown setting {', '.join(unknown)}: use {', '.join(sorted(flat_names()))}")
+        runtime = {k: given.pop(k) for k in RUNTIME_SETTINGS if k in given}
+        check_names(given)
         index = cls(path, encoder=encoder, **runtime, **knobs)
-        built = index.config.to_flat()
         try:
-            index.config.check_encoder(given.get("model"), given.get("pooling"), given.get("pooling_params"))
-            differ = [k for k, v in given.items() if k not in _ENCODER_KEYS and built[k] != v]
-            if differ:
-                raise ConfigError(
-                    "this index was built with "
-                    + ", ".join(f"{k}={built[k]!r} (asked {given[k]!r})" for k in differ)
-                )
+            index.config.check_asked(given)
         except BaseException:
             index.close()
             raise
@@ -250,6 +158,10 @@ class Index:
         c = self.config
         return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads,
                            device=self._device)
+
+    def _own_spec(self) -> EncoderSpec | None:
+        """The spec that builds the index's encoder; ``None`` for an encoder given from outside."""
+        return self._encoder_spec() if isinstance(self._encoder, LazyEncoder) else None
 
     def _make_encoder(self) -> EncoderLike:
         """The index's ingest encoder, as its spec chooses it (encode/spec.py: the ONNX graph for fp32 where it
@@ -271,29 +183,25 @@ class Index:
                 self.stores.put_settings(self.config.to_settings())
         return self.config.dimension
 
-    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
-        """Word-piece character offsets of ``texts`` with the model's tokenizer (for the splitter)."""
-        return token_offsets(load_tokenizer(self.config.model), texts)
-
     def _engine(self) -> QueryEngine:
-        return QueryEngine(self.stores, lambda texts: self._query_encoder().encode(texts, truncate=True),
+        return QueryEngine(self.stores, lambda texts: self.query_encoder.encode(texts, truncate=True),
                            self.config.fusion)
 
-    def _query_encoder(self) -> EncoderLike:
-        """What embeds queries, as the spec chooses it next to the ingest encoder (encode/spec.py); an encoder
+    @property
+    def query_encoder(self) -> EncoderLike:
+        """What embeds queries (the server's, and ``searchapp eval``'s)."""
+        return self._query.loaded
+
+    def _make_query_encoder(self) -> EncoderLike:
+        """The query encoder, as the spec chooses it next to the ingest encoder (encode/spec.py); an encoder
         given to the index embeds them itself."""
-        if self._query_enc is None:
-            with self._query_lock:
-                if self._query_enc is None:
-                    enc = self._encoder
-                    lazy = isinstance(enc, LazyEncoder)
-                    self._query_enc = self._encoder_spec().query_encoder(enc) if lazy else enc
-        return self._query_enc
+        enc = self._encoder
+        return self._encoder_spec().query_encoder(enc) if isinstance(enc, LazyEncoder) else enc
 
     def warm_up(self) -> None:
         """Load what queries embed with now (the model, or its exported query graph), so that the first query is
         not the one that waits for it (``searchapp serve`` calls this at start unless ``--lazy``)."""
-        self._query_encoder().encode(["warm up"], truncate=True)
+        self.query_encoder.encode(["warm up"], truncate=True)
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -307,116 +215,58 @@ class Index:
         with self.stores.writing(wait, self.lock_wait):
             yield
 
-    def _ingest(self, progress: Progress | None = None) -> Ingest:
-        # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
-        # of the run.
-        return Ingest(self.stores, self._encoder, self.config.splitter, self.offsets, progress, time.perf_counter(),
-                      context=self.config.passage_context, limit=self._limit())
+    def _ingest(self, options: IngestOptions | None = None, progress: Progress | None = None,
+                started: float | None = None, stages: RayStages | None = None) -> Ingest:
+        """A run over this index's parts; what it embeds with is recorded just before its first vectors are
+        written (encode/provenance.py): the workers' for a Ray run, else this process's encoder's."""
+        c = self.config
+        embedded_with = partial(EmbeddedWith.of, self._encoder, self._own_spec())
+        return Ingest(self.stores, self._encoder, c.splitter, partial(model_offsets, c.model), options,
+                      progress=progress, started=started, context=c.passage_context, limit=self._limit(),
+                      stages=stages, embedded_with=stages.embedded_with if stages else embedded_with,
+                      index_folder=None if self.path is None else str(self.path))
 
     def _limit(self) -> int:
         """The model's limit in word pieces (special tokens included): a passage and its context must fit in it."""
         return model_max_tokens(self.config.model)
 
     def ingest(
-        self,
-        root: str | os.PathLike[str],
-        include: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        progress: Progress | None = None,
-        workers: str = "local",
-        actors: int = 1,
-        max_file_mb: float | None = None,
-        follow_links: bool = False,
-        force: bool = False,
-        within: Collection[str] | None = None,
-        gpus_per_actor: float = 0,
+        self, root: str | os.PathLike[str] | IngestOptions, progress: Progress | None = None, **options: Any
     ) -> IngestSummary:
         """Index the files under ``root``: add new ones, replace changed ones, drop ones gone from it (and the
-        indexed version of a file that holds no text any more).
+        indexed version of a file that holds no text any more). ``progress`` gets (passages embedded, to embed).
 
-        ``max_file_mb``: files larger are skipped with a warning before they are read (default 100).
-        ``follow_links``: also index symbolic links to files outside ``root`` (by default only links whose
-        target lies inside it are followed, as git and ripgrep do). ``force``: read every file again, even one
-        whose size and modification time are unchanged (one whose content is unchanged is still not re-embedded).
-        ``within``: only the files at or under these absolute paths (under ``root``'s real path) are looked at, and
-        only documents there are removed when missing (``searchapp watch`` passes the paths that changed).
-
-        ``workers``: ``local`` (this process), or ``ray`` / ``ray:ADDRESS`` to load, split and embed on a Ray
-        cluster (a local one, or the one at ADDRESS) with ``actors`` encoder actors; this process still walks,
-        detects changes and commits, under the writer lock (docs/distributed.md). ``gpus_per_actor``: GPUs each
-        actor reserves through Ray and embeds on (0: the actors embed on CPUs).
+        ``options``: the fields of :class:`~searchapp.ingest.options.IngestOptions` by name (``include``,
+        ``exclude``, ``within``, ``max_file_mb``, ``follow_links``, ``force``, ``workers``, ``actors``,
+        ``gpus_per_actor``: documented there), checked before anything is done; or ``root`` is an
+        ``IngestOptions`` made already (the CLI's). With ``workers="ray"`` (or ``ray:ADDRESS``) a Ray cluster
+        loads, splits and embeds; this process still walks, detects changes and commits, under the writer lock.
         """
-        options = check_workers(workers, actors, self._threads, gpus_per_actor)  # before anything: one line
-        run = self._ingest(progress)
-        if max_file_mb is not None:
-            if (not isinstance(max_file_mb, int | float) or isinstance(max_file_mb, bool)
-                    or not 0 < max_file_mb <= MAX_FILE_MB):
-                raise ConfigError(f"max_file_mb must be a number of MB in (0, {MAX_FILE_MB}], got {max_file_mb!r}")
-            run.max_bytes = int(max_file_mb * 2**20)
-        run.follow_links = follow_links
-        run.index_folder = None if self.path is None else str(self.path)
-        run.force = force
-        prepared = None
-        spec: EncoderSpec | None = None  # the workers' pinned spec, for a Ray run
-        if options is not None:
-            from searchapp.ingest.distributed import connect, run_on_ray
-
-            if not isinstance(self._encoder, LazyEncoder):
-                raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
-                                  "Index(...) cannot go there: ingest with workers='local'")
-            connect(options)  # before the lock and the walk: a cluster that cannot run fails at once
-            c = self.config
-            # Decided once, here: every actor of the run embeds in the same precision, with the backends this
-            # process may use.
-            spec = self._encoder_spec().pinned(options.actor_gpus)
-
-            def prepared(tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
-                return run_on_ray(tasks, c.splitter, spec, options, run.max_bytes, c.passage_context, self._limit())
-
-        run.before_first_vectors = lambda: self._record_precision(spec)
+        # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
+        # of the run.
+        started = time.perf_counter()
+        given = IngestOptions.of(root, **options)
+        stages = None
+        if given.ray is not None:
+            stages = RayStages.start(given.ray, self._own_spec(), self.config.splitter, given.max_bytes,
+                                     self.config.passage_context, self._limit())
+        run = self._ingest(given, progress, started, stages)
         with self.writing():
-            return self._note_precision(run.run(Path(root), include, exclude, prepared=prepared, within=within))
+            return self._after_run(run.run())
 
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``).
         A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
-        run = self._ingest()
-        run.before_first_vectors = self._record_precision
+        run = self._ingest(started=time.perf_counter())
         with self.writing():
-            return self._note_precision(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
+            return self._after_run(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
 
-    def _embedded_with(self, spec: EncoderSpec | None) -> tuple[str | None, str | None, str | None]:
-        """What this run embeds in, on and with: (``fp32``/``bf16``/``fp16``, ``cpu``/``cuda``, the encoder
-        backend); ``None`` for what an encoder given from outside does not say. ``spec``: the workers' pinned spec,
-        for a Ray run (its actors build the backend it prefers)."""
-        if spec is not None:
-            return spec.precision, spec.device, spec.ingests_with.name
-        if isinstance(self._encoder, LazyEncoder):
-            spec = self._encoder_spec()
-            # The encoder that is embedding this run (loaded by now): a backend that could not be made here gave
-            # way to the next, and the record says which one did.
-            return spec.embeds_in, spec.on, backend_of(self._encoder.loaded)
-        return precision_of(self._encoder), device_of(self._encoder), backend_of(self._encoder)
-
-    def _record_precision(self, spec: EncoderSpec | None = None) -> None:
-        """Record the precision, device class and encoder backend this run embeds with among the stored vectors'
-        (under the write lock, just before the first write of a run that stores vectors: a run that fails after it,
-        on a full disk say, leaves none of its vectors unrecorded). ``spec``: the workers' pinned spec, for Ray."""
-        rows = {}
-        keys = (VECTORS_PRECISION_KEY, VECTORS_DEVICE_KEY, VECTORS_ENCODER_KEY)
-        for key, used in zip(keys, self._embedded_with(spec), strict=True):
-            held = set(self._recorded(key))
-            if used is not None and used not in held:
-                rows[key] = json.dumps(sorted(held | {used}))
-        if rows:
-            self.stores.put_settings(rows)
-
-    def _note_precision(self, summary: IngestSummary) -> IngestSummary:
+    def _after_run(self, summary: IngestSummary) -> IngestSummary:
         """After a run that embedded passages, have the spec prepare what later processes embed with (the
         model's query graph, exported while its weights are loaded anyway, so later queries start without
         torch)."""
-        if summary.passages_embedded and isinstance(self._encoder, LazyEncoder):
-            self._encoder_spec().prepare()
+        if summary.passages_embedded and (spec := self._own_spec()) is not None:
+            spec.prepare()
         return summary
 
     def add_texts(
@@ -429,24 +279,12 @@ class Index:
         """Add texts as documents (split, embedded and stored like files), each with an id and a metadata dict.
 
         An id already held is replaced when its text changed; when only its metadata or title changed, they are
-        updated without embedding again. ``ids`` default to :func:`text_id` of each text. Raises ``ConfigError``
-        on an empty text, an empty or repeated id, an id that could pass for a file (an absolute path, a URL, a
-        home path) or hides characters (white space at its ends, controls, zero-width or bidi characters:
-        ``searchapp.ids``), or metadata that is not a JSON object.
+        updated without embedding again. ``ids`` default to :func:`~searchapp.ingest.texts.text_id` of each text.
+        Raises ``ConfigError`` on an empty text, an empty or repeated id, an id that could pass for a file (an
+        absolute path, a URL, a home path) or hides characters (white space at its ends, controls, zero-width or
+        bidi characters: ``searchapp.ids``), or metadata that is not a JSON object (``searchapp.ingest.texts``).
         """
-        for name, value in (("texts", texts), ("ids", ids), ("metadatas", metadatas), ("titles", titles)):
-            if isinstance(value, str | bytes | Mapping):
-                raise ConfigError(f"{name} must be a list (one entry per text), got a {type(value).__name__}")
-        if not all(isinstance(t, str) for t in texts):
-            raise ConfigError("texts must be strings")
-        keys = list(ids) if ids is not None else [text_id(t) for t in texts]
-        metas = list(metadatas) if metadatas is not None else [{} for _ in texts]
-        names = list(titles) if titles is not None else list(keys)
-        if not len(keys) == len(metas) == len(names) == len(texts):
-            raise ConfigError("texts, ids, metadatas and titles must have the same length")
-        _check_texts(texts, keys, metas)
-        _refuse_nul(texts, keys, names, metas)
-        return self.ingest_records(zip(keys, names, texts, metas, strict=True))
+        return self.ingest_records(text_records(texts, ids, metadatas, titles))
 
     def remove(self, ids: Iterable[str], source: str | None = None) -> int:
         """Remove documents by text id or file path (only those of ``source``, ``"file"`` or ``"text"``, when
@@ -458,41 +296,28 @@ class Index:
             raise ConfigError("ids must be strings")
         with self.writing():
             doc_ids = list(self.stores.document_ids(keys, source=source).values())
-            if doc_ids:
-                self.stores.write(remove=doc_ids, add=[])
-                self.stores.flush()
+            self._drop(doc_ids)
         return len(doc_ids)
+
+    def _drop(self, doc_ids: Sequence[int]) -> None:
+        """Remove these documents (under the writer lock), if any."""
+        if doc_ids:
+            self.stores.write(remove=doc_ids, add=[])
+            self.stores.flush()
 
     def remove_under(self, targets: Sequence[str]) -> int:
         """Remove what ``targets`` name (see :meth:`remove_targets`); returns how many documents were removed."""
         return len(self.remove_targets(targets))
 
     def remove_targets(self, targets: Sequence[str]) -> list[str]:
-        """Remove what ``targets`` name: a text id or a file's path exactly, and every file indexed under a folder,
-        whether or not the folder still exists (a moved or deleted root, or one ingested through a link: both
-        its given and its real path are tried). A link to a file names the document indexed under the link's own
-        path, never its target's. Returns the paths (or ids) removed, sorted."""
+        """Remove what ``targets`` name (``ingest/targets.py``): a text id or a file's path exactly, and every
+        file indexed under a folder, whether or not the folder still exists (a link to a file names the document
+        indexed under the link's own path, never its target's). Returns the paths (or ids) removed, sorted."""
         if isinstance(targets, str) or not all(isinstance(t, str) and t for t in targets):
             raise ConfigError("targets must be a list of paths or ids (non-empty strings)")
         with self.writing():
-            stored = self.stores.documents()
-            doomed: dict[str, int] = {}
-            for target in targets:
-                if target in stored:
-                    doomed[target] = stored[target].id
-                if NUL in target:  # names no document (types.NUL), and no path the OS takes
-                    continue
-                given = os.path.abspath(target)
-                # The path itself, its folders' links resolved but not its own: a link is not its target.
-                own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
-                folders = {given, os.path.realpath(target)}
-                for key, doc in stored.items():
-                    # Under a folder, not the folder: a link's target is not the link (``own`` holds its path).
-                    if doc.source == "file" and (key in own or any(key != f and is_under(key, f) for f in folders)):
-                        doomed[key] = doc.id
-            if doomed:
-                self.stores.write(remove=sorted(doomed.values()), add=[])
-                self.stores.flush()
+            doomed = named(targets, self.stores.documents())
+            self._drop(sorted(doomed.values()))
         return sorted(doomed)
 
     def set_fusion(self, fusion: Fusion) -> None:
@@ -503,20 +328,13 @@ class Index:
     # -- reading --------------------------------------------------------------------------------------
 
     def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]:
-        """Rank passages for ``query`` (``hybrid``, ``dense`` or ``lexical``). Raises ``ConfigError`` for a query
-        that is not a string, a bad ``k``, mode, filter or fusion setting.
-
-        ``explain``: give each hit an :class:`~searchapp.types.Explanation` (both raw and normalised scores, the
-        dense weight chosen and why, the matched terms). ``min_score``: only passages whose cosine with the query
-        is at least this (in [-1, 1]; comparable across queries, unlike fused scores); dense and hybrid modes only.
-        ``offset``: skip the first hits (pagination: the next page is ``offset=k``). ``group_by="document"``: each
-        document's best passage once, its document's other ranked passages' ids in ``Hit.other_passages``.
-
-        ``filters``: a :class:`searchapp.Filter` or its JSON form ``{"metadata": {key: value or [values]},
-        "path_prefix": str, "path_glob": str}``; only matching documents are ranked. The other keywords override
-        the index's hybrid settings for this query: ``method`` (adaptive, convex, rrf), ``norm`` (theoretical,
-        minmax, zscore), ``alpha``, ``rrf_k``, ``k0``, ``alpha_question``, ``alpha_statement``, ``lexical_spread``.
-        The options and their defaults (``k=10``, ``mode="hybrid"``) are declared once: ``query/options.py``.
+        """Rank passages for ``query``: the best ``k`` (10) in ``mode`` ``hybrid`` (the default), ``dense`` or
+        ``lexical``. The options are declared once, with their defaults, help and bounds: ``query/options.py``
+        (``SearchKwargs``): ``filters`` (a :class:`searchapp.Filter` or its JSON form: only matching documents are
+        ranked), ``explain`` (an :class:`~searchapp.types.Explanation` per hit), ``min_score`` (a cosine with the
+        query, comparable across queries), ``offset`` (paging), ``group_by="document"``, and per-query overrides of
+        the index's hybrid settings (``method``, ``norm``, ``alpha``, ``k0``, ...: ``query/fusion.Fusion``).
+        Raises ``ConfigError`` for a query that is not a string, a bad option, filter or fusion setting.
         """
         if not isinstance(query, str):
             raise ConfigError(f"the query must be a string, got {type(query).__name__}")
@@ -528,12 +346,7 @@ class Index:
 
     def documents(self) -> list[DocumentListing]:
         """Every indexed document with its passage count, by path (or text id)."""
-        counts = Counter(self.stores.passage_documents().values())
-        return [
-            DocumentListing(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
-                         mtime=doc.mtime, indexed_at=doc.indexed_at)
-            for key, doc in sorted(self.stores.documents().items())
-        ]
+        return document_listing(self.stores)
 
     def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
         """Everything the index holds, streamed from one snapshot: every document (by path, or text id), then
@@ -543,8 +356,8 @@ class Index:
 
     def document(self, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
         """The text of the document with this path (or text id) from character ``start``, at most ``max_chars``
-        characters of it (all by default), rebuilt from its passages: the full text is not stored, and the
-        whitespace between passages stands as spaces ending in a line break (offsets stay exact).
+        characters of it (all by default), rebuilt from its passages (store/rebuild.py): the full text is not
+        stored, and the whitespace between passages stands as spaces ending in a line break (offsets stay exact).
 
         Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
         a ``max_chars`` below 1.
@@ -552,16 +365,7 @@ class Index:
         whole("start", start)
         if max_chars is not None:
             whole("max_chars", max_chars, ge=1)
-        wanted = min(start + max_chars, MAX_WHOLE) if max_chars is not None else MAX_WHOLE
-        found = self.stores.document_passages(path, start, wanted)
-        if found is None:
-            raise DocumentNotFoundError(f"no document with path or id {path!r}")
-        lo, hi = min(start, found.n_chars), min(wanted, found.n_chars)
-        return DocumentText(
-            path=found.path, title=found.title, source=found.source, metadata=found.metadata,
-            n_chars=found.n_chars, start=lo, end=hi, text=rebuild(found.passages, lo, hi),
-            passages=[(i, s, e) for i, s, e, _ in found.passages],
-        )
+        return document_text(self.stores, path, start, max_chars)
 
     def context(self, passage_id: int, chars: int = 300) -> PassageContext:
         """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
@@ -569,42 +373,16 @@ class Index:
         negative ``chars``."""
         whole("passage_id", passage_id, ge=1)
         whole("chars", chars)
-        with self.stores.reader(dense=False) as reader:
-            passage = reader.hydrate([passage_id]).get(passage_id)
-        if passage is None:
-            raise DocumentNotFoundError(f"no passage with id {passage_id}")
-        lo, hi = max(0, passage.start - chars), min(passage.end + chars, MAX_WHOLE)
-        found = self.stores.document_passages(passage.path, lo, hi)
-        if found is None:  # removed since the passage was read
-            raise DocumentNotFoundError(f"no passage with id {passage_id}")
-        hi = min(hi, found.n_chars)
-        return PassageContext(
-            passage_id=passage_id, path=found.path, title=found.title, source=found.source,
-            metadata=found.metadata, n_chars=found.n_chars, start=passage.start, end=passage.end,
-            before=rebuild(found.passages, lo, passage.start), text=passage.text,
-            after=rebuild(found.passages, passage.end, hi),
-        )
+        return passage_context(self.stores, passage_id, chars)
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""
         return self.stores.is_empty()
 
     def stats(self) -> IndexStats:
-        """Counts, settings and size on disk."""
-        docs, passages = self.stores.counts()
-        return IndexStats(
-            path=str(self.path.absolute()) if self.path else display(self.location), documents=docs,
-            passages=passages, config=self.config,
-            vector_index=self.stores.vector_kind(), disk_bytes=self.stores.disk_bytes(), backend=self.stores.backend,
-            vectors_precision=tuple(self._recorded(VECTORS_PRECISION_KEY)),
-            vectors_device=tuple(self._recorded(VECTORS_DEVICE_KEY)),
-            vectors_encoder=tuple(self._recorded(VECTORS_ENCODER_KEY)), facts=self.stores.facts(),
-        )
-
-    def _recorded(self, key: str) -> list[str]:
-        """What ingests recorded of this index's stored vectors under ``key``: the precisions (or device classes)
-        they were embedded in."""
-        return list(json.loads(self.stores.settings().get(key, "[]")))
+        """Counts, settings, what embedded the vectors (encode/provenance.py) and size on disk."""
+        shown = str(self.path.absolute()) if self.path else display(self.location)
+        return index_stats(self.stores, self.config, shown)
 
     def close(self) -> None:
         """Release the database."""
@@ -615,49 +393,3 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def text_id(text: str) -> str:
-    """The default id of an added text: the first 32 hex digits of its SHA-256, so adding it again is a no-op."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapping[str, Any]]) -> None:
-    for i, (text, key, meta) in enumerate(zip(texts, keys, metas, strict=True)):
-        check_text_id(key, f"text {i}")
-        if not isinstance(text, str) or not text.strip():
-            raise ConfigError(f"text {key!r}: empty text")
-        if not isinstance(meta, Mapping):
-            raise ConfigError(f"text {key!r}: metadata must be a JSON object")
-        try:
-            json.dumps(dict(meta), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"text {key!r}: metadata is not JSON: {exc}") from exc
-        for mkey, value in meta.items():
-            # What filters can match, and nothing else: a key they accept, a scalar or a list of scalars.
-            if not isinstance(mkey, str) or not METADATA_KEY.fullmatch(mkey):
-                raise ConfigError(f"text {key!r}: metadata key {mkey!r}: use letters, digits, '_', '-' and '.'")
-            values = value if isinstance(value, list) else [value]
-            if not all(v is None or isinstance(v, str | int | float | bool) for v in values):
-                raise ConfigError(f"text {key!r}: metadata {mkey!r}: give a string, number, boolean or null, or "
-                                  "a list of them (nested objects cannot be filtered on)")
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if list(keys).count(k) > 1)
-        raise ConfigError(f"id {dup!r} is given twice")
-
-
-def _refuse_nul(texts: Sequence[str], keys: Sequence[str], titles: Sequence[Any],
-                metas: Sequence[Mapping[str, Any]]) -> None:
-    """Every text checked before any is stored: a NUL character (which PostgreSQL cannot store, and SQLite
-    would) in an id, a title, a text or a metadata string refuses the whole batch, naming the first such item
-    by its position, on every backend alike (docs/reliability.md)."""
-    for i, (text, key, title, meta) in enumerate(zip(texts, keys, titles, metas, strict=True)):
-        if not isinstance(title, str):
-            raise ConfigError(f"text {i} (id {key!r}): the title must be a string")
-        strings = [v for value in meta.values() for v in (value if isinstance(value, list) else [value])
-                   if isinstance(v, str)]
-        for part, values in (("id", [key]), ("title", [title]), ("text", [text]), ("metadata", strings)):
-            if any(NUL in v for v in values):
-                raise ConfigError(f"text {i} (id {key!r}): its {part} holds a NUL character (\\x00), which no "
-                                  "backend stores: nothing of this batch was added")
-

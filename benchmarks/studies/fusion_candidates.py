@@ -55,11 +55,11 @@ from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 from fusion_loco import QUESTION, SPREAD, STATEMENT, interval
 
 from searchapp.config import IndexConfig
+from searchapp.eval_index import prepare
 from searchapp.evaluate.metrics import ndcg
 from searchapp.evaluate.runner import Prepared
 from searchapp.evaluate.stats import paired_bootstrap
 from searchapp.evaluate.tune import lower_margin
-from searchapp.evaluation import prepare
 from searchapp.query.adaptive import DENSE_TOP, adaptive_alpha, is_question
 from searchapp.query.fusion import Fusion
 

@@ -18,7 +18,7 @@ import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig
-from searchapp.evaluation import prepare
+from searchapp.eval_index import prepare
 from searchapp.query.fusion import Fusion, norm_names
 
 ALPHAS = (0.3, 0.5, 0.7, 0.8, 0.9)

@@ -28,9 +28,9 @@ import numpy as np
 from _common import DATA, SETS_OPTION, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig
+from searchapp.eval_index import prepare
 from searchapp.evaluate.stats import paired_bootstrap
 from searchapp.evaluate.tune import choose_on, cross_validate
-from searchapp.evaluation import prepare
 from searchapp.query.fusion import Fusion
 
 QUESTION = (0.7, 0.8, 0.85, 0.9, 0.95, 1.0)

@@ -91,8 +91,8 @@ def eval_cmd(
 ) -> None:
     """Score lexical, dense and hybrid retrieval on a benchmark split: nDCG@10, MRR@10, Recall@100, MAP@100; or,
     with --questions, on known-item questions about a folder of documents."""
+    from searchapp.eval_index import prepare
     from searchapp.evaluate.runner import modes_for, write_trec_run
-    from searchapp.evaluation import prepare
     from searchapp.query.options import check, resolve_fusion
 
     with errors():
@@ -140,9 +140,9 @@ def _eval_questions(
 ) -> None:
     """``eval FOLDER --questions FILE``: the known-item check of a folder of documents (docs/evaluation.md)."""
     from searchapp.cli.index_commands import embedding_progress
+    from searchapp.eval_index import prepare_folder
     from searchapp.evaluate.known_items import misses
     from searchapp.evaluate.runner import write_trec_run
-    from searchapp.evaluation import prepare_folder
     from searchapp.query.options import resolve_fusion
 
     with errors():
@@ -223,9 +223,9 @@ def tune(
 ) -> None:
     """Search the hybrid fusion settings on labelled queries and print the best; with several collections the
     best is the one whose worst margin over each collection's better single retriever is largest."""
+    from searchapp.eval_index import prepare
     from searchapp.evaluate.tune import cross_validate as run_cv
     from searchapp.evaluate.tune import tune as run_tune
-    from searchapp.evaluation import prepare
     from searchapp.index import Index
 
     with errors():

@@ -94,19 +94,18 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
-    from searchapp.ingest.distributed import check_workers
-    from searchapp.ingest.pipeline import check_root
+    from searchapp.ingest.options import IngestOptions
 
     with errors():
-        check_root(path)  # before creating an index for nothing
-        check_workers(workers, actors, gpus=gpus_per_actor)  # likewise: a bad value, or nothing at an address
+        # Checked before an index is created for nothing: the path, and the workers (a bad value, or nothing at an
+        # address).
+        options = IngestOptions(path, include=include or (), exclude=exclude or (), max_file_mb=max_file_mb,
+                                follow_links=follow_links, force=force, workers=workers, actors=actors,
+                                gpus_per_actor=gpus_per_actor)
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
                              threads, wait, device)
         with ix, embedding_progress() as progress:
-            summary = ix.ingest(path, include=include or (), exclude=exclude or (), progress=progress,
-                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor,
-                                max_file_mb=max_file_mb,
-                                follow_links=follow_links, force=force)
+            summary = ix.ingest(options, progress=progress)
     warn_failures(summary)
     if as_json:
         emit_json(summary.to_dict())

@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
 def real_folders(folders: Sequence[Path], index: str) -> list[Path]:
     """The real paths of ``folders``; ``SearchappError`` for one that is missing or not a folder, or that is the
     index folder ``index`` itself (before the index is opened: nothing is created for a refused watch)."""
-    from searchapp.ingest.pipeline import check_root
+    from searchapp.ingest.options import check_root
     from searchapp.ingest.watch import check_index_place
     from searchapp.store.locate import is_postgres
 

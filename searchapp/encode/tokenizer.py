@@ -35,3 +35,9 @@ def token_offsets(tokenizer: Tokenizer, texts: list[str]) -> list[list[tuple[int
     """Character spans of the word pieces of each text, without special tokens."""
     encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
     return [list(e.offsets) for e in encodings]
+
+
+def model_offsets(model: str, texts: list[str]) -> list[list[tuple[int, int]]]:
+    """:func:`token_offsets` with ``model``'s tokenizer (loaded once per process): the splitter's offsets function,
+    bound to a model with ``functools.partial``, so that workers elsewhere can be sent it."""
+    return token_offsets(load_tokenizer(model), texts)

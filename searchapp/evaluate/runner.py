@@ -133,13 +133,14 @@ def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: st
     return cache_root() / "eval" / f"{folder.name}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def collect(data: Labelled, stores: Stores, encoder: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
+def collect(data: Labelled, stores: Stores, queries: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
     """Every judged query's runs against the corpus in ``stores`` (already indexed): both single runs,
-    ``PASSAGE_DEPTH`` deep, and the hybrid candidates, ``k0`` per side."""
+    ``PASSAGE_DEPTH`` deep, and the hybrid candidates, ``k0`` per side. ``queries`` embeds the questions: the
+    index's query encoder, as a server's questions are embedded."""
     doc_of = stores.passage_documents()
     qids = [q for q in data.queries if q in data.qrels]
     texts = [data.queries[q] for q in qids]
-    vecs = encoder.encode(texts, truncate=True)
+    vecs = queries.encode(texts, truncate=True)
     runs: dict[str, QueryRuns] = {}
     with stores.reader() as reader:
         for q, text, vec in zip(qids, texts, vecs, strict=True):

@@ -9,6 +9,9 @@ in-process one would. A task or actor that dies is retried by Ray; its work is a
 pure function of the file and the settings, and nothing is written until the driver commits, so a retry
 cannot write twice.
 
+``Index`` starts a run's :class:`RayStages` (the cluster joined, the spec pinned) before it takes the writer lock
+and hands them to ``pipeline.Ingest``, which calls them on its tasks.
+
 Every node needs searchapp with the ``ray`` extra, the model package, and the folder at the same path (a shared
 filesystem). Ray is imported only here, only when asked for.
 """
@@ -17,18 +20,21 @@ from __future__ import annotations
 
 import os
 import pickle
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
+from searchapp.encode.tokenizer import model_offsets
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
+from searchapp.ingest.options import RayOptions
 from searchapp.ingest.pipeline import Prepared, Task, prepare
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import SplitterConfig
@@ -44,83 +50,11 @@ ENCODE_BATCH = 256
 PREPARE_CPUS = 0.5
 
 
-@dataclass(frozen=True)
-class RayOptions:
-    """Where and how: ``address`` of a running cluster (``None``: start a local one), encoder actors, CPUs each
-    actor reserves, encoder threads per actor (``None``: every core of its node), and GPUs each actor reserves
-    (0: it embeds on CPUs; more: on the GPU Ray gives it, which it sees as ``cuda:0``)."""
-
-    address: str | None = None
-    actors: int = 1
-    actor_cpus: float = 1.0
-    threads: int | None = None
-    actor_gpus: float = 0.0
-
-    @classmethod
-    def parse(cls, workers: str, actors: int = 1, threads: int | None = None, gpus: float = 0) -> RayOptions:
-        """``ray`` (a local cluster) or ``ray:ADDRESS`` (``ray:auto``, ``ray:HOST:PORT``, ``ray:ray://HOST:PORT``),
-        ``gpus`` per actor; ``ConfigError`` naming the forms otherwise. Pure: nothing is imported, started or
-        reached."""
-        if not isinstance(workers, str):
-            raise ConfigError(f"workers must be a string ({WORKERS_FORMS}), got {type(workers).__name__}")
-        kind, colon, address = workers.partition(":")
-        if kind != "ray" or (colon and not address):
-            raise ConfigError(f"workers {workers!r}: use {WORKERS_FORMS}")
-        if address and address != "auto":
-            _host_port(address, workers)
-        if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
-            raise ConfigError(f"actors must be a whole number of at least 1, got {actors!r}")
-        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 <= gpus <= 64:
-            raise ConfigError(f"gpus per actor must be a number from 0 to 64, got {gpus!r}")
-        return cls(address or None, actors, 1.0, threads, float(gpus))
-
-
-WORKERS_FORMS = "'local', 'ray' or 'ray:ADDRESS' (ray:auto, ray:HOST:PORT, ray:ray://HOST:PORT)"
-# How long the cluster's address may take to answer a TCP connection before it is taken for nothing there.
-REACH_TIMEOUT = 5.0
-
-
-def _host_port(address: str, workers: str) -> tuple[str, int]:
-    """The host and port of a cluster address (``HOST:PORT``, ``[IPv6]:PORT``, ``ray://HOST:PORT``)."""
-    bare = address.removeprefix("ray://")
-    host, _, port = bare.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(c in host for c in "/@ "):
-        raise ConfigError(f"workers {workers!r}: the address must be HOST:PORT (a port from 1 to 65535), or auto")
-    return host, int(port)
-
-
-def check_workers(workers: str, actors: int = 1, threads: int | None = None, gpus: float = 0) -> RayOptions | None:
-    """``workers`` checked before anything is created or loaded: ``None`` for ``local``, else the Ray options,
-    with the cluster's address tried over TCP (``ConfigError`` in seconds when nothing answers there, instead of
-    Ray retrying for minutes). ``gpus``: per encoder actor, for Ray only."""
-    if workers == "local":
-        if gpus:
-            raise ConfigError("--gpus-per-actor reserves GPUs for Ray's encoder actors: use it with --workers ray "
-                              "(in this process, --device picks the GPU)")
-        return None
-    options = RayOptions.parse(workers, actors, threads, gpus)
-    if options.address is not None and options.address != "auto":
-        host, port = _host_port(options.address, workers)
-        try:
-            socket.create_connection((host, port), timeout=REACH_TIMEOUT).close()
-        except OSError as exc:
-            reason = exc.strerror or str(exc) or type(exc).__name__
-            raise ConfigError(f"cannot reach a Ray cluster at {options.address}: {reason}") from exc
-    return options
-
-
 def _prepare_batch(
     batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str, max_bytes: int
 ) -> dict[str, np.ndarray]:
     """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``Prepared``)."""
-    from searchapp.encode.tokenizer import load_tokenizer, token_offsets
-
-    tokenizer = load_tokenizer(model)
-
-    def offsets(texts: list[str]) -> list[list[tuple[int, int]]]:
-        return token_offsets(tokenizer, texts)
-
+    offsets = partial(model_offsets, model)
     out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets, max_bytes)) for t in batch["task"]]
     return {"prepared": np.array(out, dtype=object)}
 
@@ -245,3 +179,38 @@ def run_on_ray(
     for batch in ds.iter_batches(batch_size=ENCODE_BATCH, batch_format="numpy"):
         for raw, vec in zip(batch["prepared"], batch["vectors"], strict=True):
             yield pickle.loads(raw), (pickle.loads(vec) if vec else None)
+
+
+@dataclass(frozen=True)
+class RayStages:
+    """The load, split and embed stages of one ingest on a Ray cluster (``pipeline.Stages``): made by
+    :meth:`start`, handed to ``pipeline.Ingest``, which commits what they give back."""
+
+    options: RayOptions
+    spec: EncoderSpec  # pinned for the workers (EncoderSpec.pinned)
+    splitter: SplitterConfig
+    max_bytes: int
+    context: str = "none"
+    limit: int = 512
+
+    @classmethod
+    def start(
+        cls, options: RayOptions, spec: EncoderSpec | None, splitter: SplitterConfig, max_bytes: int,
+        context: str = "none", limit: int = 512,
+    ) -> RayStages:
+        """Connect to the cluster (before the writer lock and the walk: a cluster that cannot run fails at once)
+        and decide once, here, what every actor of the run embeds with: ``spec`` pinned to this process's precision
+        and backends. ``spec`` is ``None`` where the index was given an encoder, which cannot go to the workers:
+        ``ConfigError``."""
+        if spec is None:
+            raise ConfigError("a Ray ingest embeds on the workers with the index's model; an encoder given to "
+                              "Index(...) cannot go there: ingest with workers='local'")
+        connect(options)
+        return cls(options, spec.pinned(options.actor_gpus), splitter, max_bytes, context, limit)
+
+    def embedded_with(self) -> EmbeddedWith:
+        """What the workers embed with (asked by ``Ingest`` before it writes the first vectors)."""
+        return EmbeddedWith.pinned(self.spec)
+
+    def __call__(self, tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
+        return run_on_ray(tasks, self.splitter, self.spec, self.options, self.max_bytes, self.context, self.limit)

@@ -6,17 +6,18 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from searchapp.errors import ConfigError, DataRejectedError, LoadError, SearchappError
+from searchapp.encode.provenance import EmbeddedWith, Provenance
+from searchapp.errors import DataRejectedError, LoadError, SearchappError
 from searchapp.ingest.files import Scope, is_under, walk, walk_picks
 from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
-from searchapp.ingest.formats.registry import format_for, supported_suffixes
+from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.store.base import Stores
@@ -118,6 +119,11 @@ class Prepared:
     notes: tuple[str, ...] = ()
 
 
+# How a run's tasks are loaded, split (and embedded): each task's Prepared and, where workers embedded it, its
+# float32 (passages, d) vectors, in the order of the tasks (ingest/distributed.py's RayStages on a Ray cluster).
+Stages = Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]]
+
+
 def prepare(
     task: Task, splitter: SplitterConfig, offsets: OffsetsFn, max_bytes: int = MAX_FILE_BYTES
 ) -> Prepared:
@@ -144,18 +150,6 @@ def prepare(
     return Prepared(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
 
 
-def check_root(root: Path) -> None:
-    """``SearchappError`` unless ``root`` is a folder or a file a loader claims (before any index is made)."""
-    if not root.exists():
-        raise SearchappError(
-            f"{root}: no such file or folder (to drop what was indexed from it: searchapp remove {root})"
-        )
-    if root.is_file() and format_for(root) is None:
-        # Named explicitly, not met in a walk: skipping it silently would report "added 0" as a success.
-        raise ConfigError(f"{root}: unsupported file type '{root.suffix or root.name}' (supported: "
-                          f"{', '.join(supported_suffixes())})")
-
-
 @dataclass
 class _Pending:
     document: Document
@@ -166,7 +160,14 @@ class _Pending:
 
 class Ingest:
     """One run of an ingest, given the parts it works with: the stores (their writer lock already held), the
-    encoder, and the splitter's settings and tokenizer offsets. Holds the pending batch and the running summary.
+    encoder, the splitter's settings and tokenizer offsets, and for files the run's checked :class:`IngestOptions`.
+    Holds the pending batch and the running summary.
+
+    ``stages``: how the files' tasks are loaded, split (and embedded); by default here, one after the other. A
+    distributed run passes its own (``ingest/distributed.py``); this run commits what they give back, so the
+    writes stay in this process, under its writer lock. ``embedded_with``: what the run embeds with, asked once,
+    just before the first write that stores vectors, and recorded among the index's settings then
+    (``encode/provenance.py``): a run that fails later, a full disk say, leaves no vector unrecorded.
     """
 
     def __init__(
@@ -175,10 +176,15 @@ class Ingest:
         encoder: EncoderLike,
         splitter: SplitterConfig,
         offsets: OffsetsFn,
+        options: IngestOptions | None = None,
+        *,
         progress: Progress | None = None,
         started: float | None = None,
         context: str = "none",
         limit: int = 512,
+        stages: Stages | None = None,
+        embedded_with: Callable[[], EmbeddedWith] | None = None,
+        index_folder: str | None = None,
     ) -> None:
         # perf_counter() when the run began (the caller's, if it waited for the writer lock first).
         self.started = time.perf_counter() if started is None else started
@@ -188,48 +194,34 @@ class Ingest:
         # What the encoder sees of a passage (sections.passage_inputs) and the model's limit in word pieces.
         self.context, self.limit = context, limit
         self.offsets = offsets
+        self.options = options
+        self.max_bytes = options.max_bytes if options is not None else MAX_FILE_BYTES
+        self.stages = stages
+        self.embedded_with = embedded_with
+        # The index's own folder (a folder index's; handed down by Index): the walk neither reads nor counts it.
+        self.index_folder = index_folder
         self.progress = progress
         self.summary = IngestSummary()
         self.pending: list[_Pending] = []
         self.pending_passages = 0
         self.gone: list[int] = []  # stored documents whose files hold no text any more
-        self.max_bytes = MAX_FILE_BYTES
-        self.follow_links = False
-        # The index's own folder (a folder index's; handed down by Index): the walk neither reads nor counts it.
-        self.index_folder: str | None = None
-        # Read every file again even if its size and mtime are unchanged (a file rewritten within the same
-        # mtime tick, or a clock set back); one whose content hash matches is still not re-embedded.
-        self.force = False
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
-        # Called once, just before the first write that stores embedded passages (the index records what the
-        # vectors are embedded in there): a run that fails later, a full disk say, leaves no vector unrecorded.
-        self.before_first_vectors: Callable[[], None] | None = None
+        self.recorded = False  # whether this run's embedding is among the index's settings yet
 
-    def run(
-        self,
-        root: Path,
-        include: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        prepared: Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]] | None = None,
-        within: Collection[str] | None = None,
-    ) -> IngestSummary:
-        """Bring the index in line with the files under ``root`` (only those at or under the absolute paths
-        ``within``, when given: the rest is neither read nor removed).
-
-        ``prepared``: how the tasks are loaded, split (and embedded); default here, one after the other. A
-        distributed runner (``ingest/distributed.py``) passes one that yields each task's :class:`Prepared` and,
-        if its workers embedded it, its vectors; this run commits them, so the writes stay in this process,
-        under its writer lock.
-        """
-        check_root(root)
+    def run(self) -> IngestSummary:
+        """Bring the index in line with the files under the options' root (only those at or under ``within``,
+        when given: the rest is neither read nor removed)."""
+        if self.options is None:
+            raise SearchappError("this ingest was given no files: make it with IngestOptions")
+        o = self.options
         # The same normalisation as walk's (the real path: a folder reached through a link, or renamed back, is
         # the same folder) so stored keys and the root compare.
-        root_key = os.path.realpath(root)
+        root_key = os.path.realpath(o.root)
         stored = self.stores.documents()
-        scope = None if within is None else Scope(within)
-        tasks, seen = self._plan(root, include, exclude, stored, within)
-        results = prepared(tasks) if prepared is not None else self._read_ahead(tasks)
+        scope = None if o.within is None else Scope(o.within)
+        tasks, seen = self._plan(stored, o)
+        results = self.stages(tasks) if self.stages is not None else self._read_ahead(tasks)
         for result, vectors in results:
             self._take(result, vectors)
             if self.pending_passages >= FLUSH_PASSAGES:
@@ -241,7 +233,7 @@ class Ingest:
             # Only what this run's walk would have picked is removed when missing: `--include '*.pdf'` never
             # drops the other documents ingested from the same folder.
             if doc.source == "file" and key not in seen and is_under(key, root_key)
-            and walk_picks(key, root_key, include, exclude) and (scope is None or scope.covers(key))
+            and walk_picks(key, root_key, o.include, o.exclude) and (scope is None or scope.covers(key))
         ] + self.gone
         if gone:
             self.stores.write(remove=gone, add=[])
@@ -276,11 +268,8 @@ class Ingest:
                 self.total += len(result.spans) - counts[i]
             yield result, None
 
-    def _plan(
-        self, root: Path, include: Sequence[str], exclude: Sequence[str], stored: dict[str, StoredDocument],
-        within: Collection[str] | None = None,
-    ) -> tuple[list[Task], set[str]]:
-        """Walk ``root``: the files to load (new, or changed by size or mtime), and every key seen (what is
+    def _plan(self, stored: dict[str, StoredDocument], o: IngestOptions) -> tuple[list[Task], set[str]]:
+        """Walk the root: the files to load (new, or changed by size or mtime), and every key seen (what is
         indexed under a folder that could not be listed counts as seen: kept, not taken as deleted)."""
         unlisted: list[str] = []
 
@@ -288,8 +277,8 @@ class Ingest:
             unlisted.append(path)
             self._fail(path, reason)
 
-        files = list(walk(root, include, exclude, on_error=cannot_list, follow_links=self.follow_links,
-                          on_skip=self._fail, skipped=self.summary.skipped, within=within,
+        files = list(walk(o.root, o.include, o.exclude, on_error=cannot_list, follow_links=o.follow_links,
+                          on_skip=self._fail, skipped=self.summary.skipped, within=o.within,
                           index_folder=self.index_folder))
         seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
@@ -310,7 +299,7 @@ class Ingest:
                 self._fail(key, f"cannot read: {exc.strerror or exc}")
                 continue
             stale = old is not None and old.passages_version != PASSAGES_VERSION
-            if old and not self.force and not stale and old.mtime == st.st_mtime and old.size == st.st_size:
+            if old and not o.force and not stale and old.mtime == st.st_mtime and old.size == st.st_size:
                 self.summary.unchanged += 1
                 continue
             tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None, stale))
@@ -449,9 +438,11 @@ class Ingest:
             NewDocument(p.document, p.spans, p.vectors, sec, PASSAGES_VERSION)  # type: ignore[arg-type]
             for p, sec in zip(self.pending, sections, strict=True)
         ]
-        if self.before_first_vectors is not None and items:
-            self.before_first_vectors()
-            self.before_first_vectors = None
+        if self.embedded_with is not None and items and not self.recorded:
+            rows = Provenance.from_settings(self.stores.settings()).recording(self.embedded_with())
+            if rows:
+                self.stores.put_settings(rows)
+            self.recorded = True
         self._commit(list(zip(self.pending, items, strict=True)))
         self.summary.passages_embedded += sum(len(p.spans) for p in self.pending)
         self.pending, self.pending_passages = [], 0

@@ -28,7 +28,8 @@ from searchapp.errors import (
     SearchappError,
     StorageError,
 )
-from searchapp.index import Index, text_id
+from searchapp.index import Index
+from searchapp.ingest.texts import text_id
 from searchapp.query.snippets import QueryTerms, highlights
 from searchapp.server import embeddings, page
 from searchapp.server.access_log import AccessLog

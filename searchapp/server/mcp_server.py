@@ -32,7 +32,8 @@ from starlette.exceptions import HTTPException
 
 from searchapp import __version__
 from searchapp.errors import SearchappError
-from searchapp.index import DocumentListing, Index
+from searchapp.index import Index
+from searchapp.reports import DocumentListing
 from searchapp.server import schemas
 from searchapp.server.app import (
     DEFAULT_MAX_BODY,

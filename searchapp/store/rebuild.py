@@ -2,11 +2,16 @@
 
 Each passage row holds ``text[start:end]`` of its document, and the splitter keeps every character but the
 whitespace between passages, so the passages at their offsets give the text back except for that whitespace.
+``Index.document`` and ``Index.context`` read through :func:`document_text` and :func:`passage_context`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from searchapp.errors import DocumentNotFoundError
+from searchapp.store.base import Stores
+from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
 
 
 def gap(n: int) -> str:
@@ -32,3 +37,39 @@ def rebuild(passages: Sequence[tuple[int, int, int, str]], start: int, end: int)
         pos = hi
     out.append(gap(end - pos))
     return "".join(out)
+
+
+def document_text(stores: Stores, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
+    """The text of the document with this path (or text id) in ``stores`` from character ``start`` (a whole
+    number), at most ``max_chars`` characters of it (all where ``None``); ``DocumentNotFoundError`` if there is no
+    such document."""
+    wanted = min(start + max_chars, MAX_WHOLE) if max_chars is not None else MAX_WHOLE
+    found = stores.document_passages(path, start, wanted)
+    if found is None:
+        raise DocumentNotFoundError(f"no document with path or id {path!r}")
+    lo, hi = min(start, found.n_chars), min(wanted, found.n_chars)
+    return DocumentText(
+        path=found.path, title=found.title, source=found.source, metadata=found.metadata,
+        n_chars=found.n_chars, start=lo, end=hi, text=rebuild(found.passages, lo, hi),
+        passages=[(i, s, e) for i, s, e, _ in found.passages],
+    )
+
+
+def passage_context(stores: Stores, passage_id: int, chars: int = 300) -> PassageContext:
+    """The passage ``passage_id`` with up to ``chars`` characters of its document's text before and after it
+    (whole numbers both); ``DocumentNotFoundError`` for an unknown passage id."""
+    with stores.reader(dense=False) as reader:
+        passage = reader.hydrate([passage_id]).get(passage_id)
+    if passage is None:
+        raise DocumentNotFoundError(f"no passage with id {passage_id}")
+    lo, hi = max(0, passage.start - chars), min(passage.end + chars, MAX_WHOLE)
+    found = stores.document_passages(passage.path, lo, hi)
+    if found is None:  # removed since the passage was read
+        raise DocumentNotFoundError(f"no passage with id {passage_id}")
+    hi = min(hi, found.n_chars)
+    return PassageContext(
+        passage_id=passage_id, path=found.path, title=found.title, source=found.source,
+        metadata=found.metadata, n_chars=found.n_chars, start=passage.start, end=passage.end,
+        before=rebuild(found.passages, lo, passage.start), text=passage.text,
+        after=rebuild(found.passages, passage.end, hi),
+    )

@@ -121,3 +121,31 @@ def test_a_bad_workers_value_or_a_cluster_address_with_nothing_there_fails_at_on
         with pytest.raises(ConfigError, match="workers" if not reach else "cannot reach"):
             ix.ingest(tmp_path / "docs", workers=workers)
         assert ix.stats().documents == 0
+
+
+def test_a_cluster_address_is_tried_once_per_ingest(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The CLI checks the workers before it creates an index, and the ingest takes that check as made: the
+    address is tried over TCP once, not once by the CLI and again by the index."""
+    import searchapp.ingest.distributed as distributed
+
+    tried: list[tuple[str, int]] = []
+    real = socket.create_connection
+
+    def counted(address, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tried.append(address)
+        return real(address, *args, **kwargs)
+
+    def stop(options) -> None:  # type: ignore[no-untyped-def]  # where Ray would be started: no further
+        raise ConfigError("stopped before Ray")
+
+    monkeypatch.setattr(socket, "create_connection", counted)
+    monkeypatch.setattr(distributed, "connect", stop)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("some text")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        res = runner.invoke(app, ["ingest", "docs", "--index", "ix", "--workers", f"ray:127.0.0.1:{port}"])
+    assert res.exit_code == 1 and "stopped before Ray" in res.stderr, res.output
+    assert tried == [("127.0.0.1", port)]

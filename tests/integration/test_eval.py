@@ -240,3 +240,19 @@ def test_eval_questions_target_not_indexed(tmp_path: Path, fake_model) -> None: 
     assert res.exit_code == 1, res.output
     [error] = [line for line in res.stderr.splitlines() if line.startswith("error:")]  # after the ingest's lines
     assert "questions.tsv:1: target 'data.bin' is not indexed" in error
+
+
+def test_eval_embeds_the_questions_with_the_query_encoder(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The questions go through the encoder the server's queries go through (EncoderSpec.query_encoder: the ONNX
+    graph, for a bf16 index embedded by torch or OpenVINO), so that eval scores the served path."""
+    from searchapp.encode.spec import EncoderSpec
+    from tests.fakes import FakeEncoder
+
+    served = FakeEncoder()
+    monkeypatch.setattr(EncoderSpec, "query_encoder", lambda self, ingest: served)
+    ds = write_beir(tmp_path / "tiny")
+    res = CliRunner().invoke(app, ["eval", str(ds), "--split", "test", "--mode", "dense", "--json"])
+    assert res.exit_code == 0, res.output
+    questions = {text for q, (text, rels) in QUERIES.items() if any(rels.values())}
+    assert questions <= {t for call in served.calls for t in call}
+    assert not questions & {t for call in fake_model.calls for t in call}  # the ingest encoder embeds passages

@@ -120,7 +120,7 @@ def test_ingest_exports_the_graph_for_later_queries(cpu: str, tmp_path: Path, mo
         with Index(tmp_path / "ix", create=True) as ix:
             ix.add_texts(["a text to embed"], ids=["t"])
             assert graph_path("all-MiniLM-L6-v2").exists()
-            assert isinstance(ix._query_encoder(), OnnxEncoder)
+            assert isinstance(ix.query_encoder, OnnxEncoder)
     finally:
         precision.native_bf16.cache_clear()
 

@@ -9,7 +9,7 @@ import pytest
 
 from searchapp import Filter, Index, IndexConfig
 from searchapp.errors import ConfigError
-from searchapp.index import text_id
+from searchapp.ingest.texts import text_id
 
 MODES = ("lexical", "dense", "hybrid")
 TEXTS = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "searchapp"
 # Modules that may use an Index: the facade itself and the edges built on it.
-FACADE = ("searchapp", "searchapp.__main__", "searchapp.index", "searchapp.evaluation", "searchapp.cli",
+FACADE = ("searchapp", "searchapp.__main__", "searchapp.index", "searchapp.eval_index", "searchapp.cli",
           "searchapp.server", "searchapp.client", "searchapp.adapters")
 
 

@@ -1,6 +1,8 @@
-"""A benchmark split, or a folder of documents with known-item questions, made ready to score: its index opened
-(a cached one by default) or built, and every question's runs gathered. The step of ``searchapp eval`` and
-``tune`` that needs an :class:`Index`; the scoring itself (``evaluate/``) works on what the index hands it."""
+"""The index an evaluation scores: a benchmark split's, or a folder of documents' with its known-item questions,
+opened (a cached one by default) or built, and every question's runs gathered against it. The step of ``searchapp
+eval`` and ``tune`` that needs an :class:`Index` (above it); the scoring itself (``evaluate/``, below it) works on
+what the index hands it. Questions are embedded by the index's query encoder, the one the server uses
+(``Index.query_encoder``, encode/spec.py), so an evaluation measures the served path."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from searchapp.evaluate.known_items import KnownItems, read_questions
 from searchapp.evaluate.runner import Prepared, collect, index_path
 from searchapp.index import Index
 from searchapp.ingest.files import is_under
-from searchapp.ingest.pipeline import IngestSummary, Progress, check_root
+from searchapp.ingest.options import IngestOptions
+from searchapp.ingest.pipeline import IngestSummary, Progress
 from searchapp.query.fusion import Fusion
 from searchapp.store.locate import display
 
@@ -60,7 +63,7 @@ def prepare(
             if progress:
                 progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
             index.ingest_records((d, t, data.document_text(d)) for d, (t, _) in data.corpus.items())
-        return collect(data, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+        return collect(data, index.stores, index.query_encoder, index.config.fusion, k0 or index.config.fusion.k0)
 
 
 @dataclass(frozen=True)
@@ -90,19 +93,20 @@ def prepare_folder(
     ``index_dir``: the index to use or create (any index; the folder is ingested into it), else a cached one
     keyed by the folder's path and the encoder/splitter settings. ``progress`` gets lines for a person,
     ``embedding`` the ingest's passage counts."""
-    check_root(folder)
+    options = IngestOptions(folder)  # the folder checked, once, before any indexing work
     if not folder.is_dir():
         raise SearchappError(f"{folder}: not a folder (give the folder the questions' paths are relative to)")
     items = read_questions(questions, folder)  # before any indexing work
     root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
     path = index_dir or index_path(folder, config, kind="folder", device=resolve_device(device))
     with _open(path, config, cached=index_dir is None, folder=True, device=device) as index:
-        summary = index.ingest(root, progress=embedding)
+        summary = index.ingest(options, progress=embedding)
         changed = summary.added + summary.updated + summary.removed
         if progress and changed:
             progress(f"indexed {folder} into {display(str(path))}: added {summary.added}, updated "
                      f"{summary.updated}, removed {summary.removed} ({summary.unchanged} unchanged)")
-        prepared = collect(items, index.stores, index.encoder, index.config.fusion, k0 or index.config.fusion.k0)
+        prepared = collect(items, index.stores, index.query_encoder, index.config.fusion,
+                           k0 or index.config.fusion.k0)
     relative = {pid: _relative(key, root) for pid, key in prepared.doc_of.items()}
     _check_indexed(items, questions, set(relative.values()), summary, root)
     return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary)

@@ -1,0 +1,92 @@
+"""What an index reports of itself: :class:`IndexStats` (``searchapp status``) and :class:`DocumentListing`
+(``searchapp documents``), with their stable JSON forms (docs/cli.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from searchapp.config import IndexConfig
+from searchapp.encode.provenance import Provenance
+from searchapp.store.base import Stores
+
+# What ``status`` shows of the settings, under their flat names (docs/cli.md).
+_STATUS_SETTINGS = ("model", "pooling", "pooling_params", "dimension", "max_tokens", "passage_context", "fusion",
+                    "norm", "alpha", "k0")
+# ... and of the vector index's rule: approximate (IVF in a folder, HNSW in PostgreSQL) from this many vectors.
+_STATUS_RULE = ("ivf_threshold",)
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What ``searchapp status`` reports: counts, the settings the index was built with, its vector index kind
+    and size on disk."""
+
+    path: str
+    documents: int
+    passages: int
+    config: IndexConfig
+    vector_index: str
+    disk_bytes: int
+    backend: str = "folder"
+    vectors_precision: tuple[str, ...] = ()  # what the stored vectors were embedded in (empty: not recorded)
+    facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
+    vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
+    vectors_encoder: tuple[str, ...] = ()  # the encoder backends that embedded them (empty: not recorded)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        flat = self.config.to_flat()
+        return {
+            "path": self.path, "documents": self.documents, "passages": self.passages,
+            **{name: flat[name] for name in _STATUS_SETTINGS},
+            "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
+            "disk_bytes": self.disk_bytes, "backend": self.backend,
+            "vectors_precision": "+".join(self.vectors_precision) or None,
+            "vectors_device": "+".join(self.vectors_device) or None,
+            "vectors_encoder": "+".join(self.vectors_encoder) or None, **self.facts,
+        }
+
+
+@dataclass(frozen=True)
+class DocumentListing:
+    """One indexed document as ``searchapp documents`` lists it: its path (or text id), source, title, number of
+    passages, size in bytes (of the file, or of the text in UTF-8) and the file's modification time when it was
+    indexed (0 for texts), and when the document was indexed: Unix seconds (UTC) when its row was last written
+    (added, or its content replaced; a metadata-only change or a new mtime keeps it), ``None`` for a document
+    indexed before searchapp recorded it."""
+
+    path: str
+    source: str
+    title: str
+    passages: int
+    size: int
+    mtime: float
+    indexed_at: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {"path": self.path, "source": self.source, "title": self.title, "passages": self.passages,
+                "size": self.size, "mtime": self.mtime, "indexed_at": self.indexed_at}
+
+
+def index_stats(stores: Stores, config: IndexConfig, path: str) -> IndexStats:
+    """What ``searchapp status`` shows of the index in ``stores``, built with ``config``, shown as ``path``."""
+    docs, passages = stores.counts()
+    made = Provenance.from_settings(stores.settings())
+    return IndexStats(
+        path=path, documents=docs, passages=passages, config=config, vector_index=stores.vector_kind(),
+        disk_bytes=stores.disk_bytes(), backend=stores.backend, vectors_precision=made.precision,
+        vectors_device=made.device, vectors_encoder=made.encoder, facts=stores.facts(),
+    )
+
+
+def document_listing(stores: Stores) -> list[DocumentListing]:
+    """Every document in ``stores`` with its passage count, by path (or text id)."""
+    counts = Counter(stores.passage_documents().values())
+    return [
+        DocumentListing(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
+                        mtime=doc.mtime, indexed_at=doc.indexed_at)
+        for key, doc in sorted(stores.documents().items())
+    ]
