@@ -97,7 +97,9 @@ def prepare_folder(
     if not folder.is_dir():
         raise SearchappError(f"{folder}: not a folder (give the folder the questions' paths are relative to)")
     items = read_questions(questions, folder)  # before any indexing work
-    root = os.path.abspath(folder)  # the spelling `searchapp ingest` stores keys in, ".." folded
+    # The spelling `searchapp ingest` stores keys in: the real path (a folder reached through a link, or under a
+    # linked parent such as macOS's /tmp, is keyed by where it really is).
+    root = os.path.realpath(folder)
     path = index_dir or index_path(folder, config, kind="folder", device=resolve_device(device))
     with _open(path, config, cached=index_dir is None, folder=True, device=device) as index:
         summary = index.ingest(options, progress=embedding)

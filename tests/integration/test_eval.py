@@ -201,6 +201,22 @@ def test_a_folder_cache_index_is_one_of_this_versions_passage_context(tmp_path: 
         assert ix.config.passage_context == IndexConfig().passage_context == "section"
 
 
+@pytest.mark.parametrize("link", ["folder", "parent"])
+def test_eval_questions_through_a_link_finds_the_targets(tmp_path: Path, fake_model, link: str) -> None:  # type: ignore[no-untyped-def]
+    """The folder given through a symlink (or under a linked parent, as macOS's /tmp): the documents are keyed by
+    their real paths, and the questions' targets still name them."""
+    docs, questions = write_folder(tmp_path / "real")
+    if link == "folder":
+        (tmp_path / "docs-link").symlink_to(docs)
+        given = tmp_path / "docs-link"
+    else:
+        (tmp_path / "parent-link").symlink_to(tmp_path / "real")
+        given = tmp_path / "parent-link" / "docs"
+    res = CliRunner().invoke(app, ["eval", str(given), "--questions", str(questions), "--mode", "lexical", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["results"]["lexical"]["hits@1"] == 3
+
+
 def test_eval_questions_table_misses_and_given_index(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
     docs, questions = write_folder(tmp_path)
     (docs / "\x1b]0;evil.md").write_text("# Signing keys\n\nrotate the signing keys rotate signing keys\n")
