@@ -34,7 +34,7 @@ from searchapp.encode.spec import EncoderSpec
 from searchapp.encode.tokenizer import model_offsets
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
-from searchapp.ingest.options import RayOptions
+from searchapp.ingest.options import PREPARE_CPUS, RayOptions, check_cpus
 from searchapp.ingest.pipeline import Prepared, Task, prepare
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import SplitterConfig
@@ -47,7 +47,6 @@ PACKAGE = Path(__file__).resolve().parents[1]
 PREPARE_BATCH = 32
 ENCODE_BATCH = 256
 # CPUs a load-and-split task reserves: light next to embedding, so they share the cores with the actors.
-PREPARE_CPUS = 0.5
 
 
 def _prepare_batch(
@@ -114,13 +113,7 @@ def connect(options: RayOptions) -> None:
                 )
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError...
             raise ConfigError(f"cannot start or reach a Ray cluster{where}: {exc}") from exc
-    cpus = float(ray.cluster_resources().get("CPU", 0))
-    need = options.actors * options.actor_cpus + PREPARE_CPUS
-    if cpus < need:
-        raise ConfigError(
-            f"--actors {options.actors} needs {need:g} CPUs in the Ray cluster ({options.actor_cpus:g} per encoder "
-            f"actor, {PREPARE_CPUS:g} for loading and splitting); it has {cpus:g}"
-        )
+    check_cpus(options, float(ray.cluster_resources().get("CPU", 0)))
     gpus = float(ray.cluster_resources().get("GPU", 0))
     need = options.actors * options.actor_gpus
     if gpus < need:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,20 @@ def _host_port(address: str, workers: str) -> tuple[str, int]:
     return host, int(port)
 
 
+# CPUs Ray reserves for the load-and-split tasks beside the encoder actors (with fewer, Ray would wait forever).
+PREPARE_CPUS = 0.5
+
+
+def check_cpus(options: RayOptions, cpus: float) -> None:
+    """``ConfigError`` unless a cluster of ``cpus`` CPUs can run ``options``' actors and the load-and-split tasks."""
+    need = options.actors * options.actor_cpus + PREPARE_CPUS
+    if cpus < need:
+        raise ConfigError(
+            f"--actors {options.actors} needs {need:.10g} CPUs in the Ray cluster ({options.actor_cpus:g} per encoder "
+            f"actor, {PREPARE_CPUS:g} for loading and splitting); it has {cpus:.10g}"
+        )
+
+
 def check_workers(workers: str, actors: int = 1, gpus: float = 0) -> RayOptions | None:
     """``workers`` checked before anything is created or loaded: ``None`` for ``local``, else the Ray options,
     with the cluster's address tried over TCP (``ConfigError`` in seconds when nothing answers there, instead of
@@ -74,6 +89,13 @@ def check_workers(workers: str, actors: int = 1, gpus: float = 0) -> RayOptions 
                               "(in this process, --device picks the GPU)")
         return None
     options = RayOptions.parse(workers, actors, gpus)
+    ray = sys.modules.get("ray")
+    started = ray is not None and getattr(ray, "is_initialized", lambda: False)()  # a Ray this process runs already
+    if options.address is None and not os.environ.get("RAY_ADDRESS") and not started:
+        # A cluster this process would start has this machine's CPUs (Ray's default): too many actors are refused
+        # here, before Ray starts (seconds) and before an index is created with settings a re-run would have to
+        # match.
+        check_cpus(options, float(os.cpu_count() or 1))
     if options.address is not None and options.address != "auto":
         host, port = _host_port(options.address, workers)
         try:

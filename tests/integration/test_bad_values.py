@@ -149,3 +149,21 @@ def test_a_cluster_address_is_tried_once_per_ingest(tmp_path: Path, fake_model, 
         res = runner.invoke(app, ["ingest", "docs", "--index", "ix", "--workers", f"ray:127.0.0.1:{port}"])
     assert res.exit_code == 1 and "stopped before Ray" in res.stderr, res.output
     assert tried == [("127.0.0.1", port)]
+
+
+def test_too_many_ray_actors_for_a_local_cluster_are_refused_before_ray_starts_or_an_index_exists(
+        tmp_path: Path) -> None:
+    """`--workers ray --actors 100000` was refused only once Ray had started (seconds), and the new index then
+    existed with its settings stored, so a re-run with other settings was refused."""
+    import sys
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("rotate the signing keys")
+    res = CliRunner().invoke(app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "ix"),
+                                   "--workers", "ray", "--actors", "100000"])
+    assert res.exit_code == 1
+    assert res.stderr.strip().startswith("error: --actors 100000 needs 100000.5 CPUs in the Ray cluster")
+    assert "\n" not in res.stderr.strip()
+    assert not (tmp_path / "ix").exists()
+    ray = sys.modules.get("ray")
+    assert ray is None or not ray.is_initialized()
