@@ -1,8 +1,8 @@
 """Markdown's inline markup in one stretch of text (a paragraph, a heading, an admonition's title), blanked in
 place: code spans (their backticks blanked, their text kept literal), backslash escapes, autolinks, HTML tags
 and comments, links and images (text or alt kept; targets, reference labels and brackets blanked), footnote
-references, attribute lists (``{#anchor}``, ``{ .class }``), emphasis and strikethrough delimiters that pair
-up, and a table row's pipes.
+references, attribute lists (``{#anchor}``, ``{ .class }``: ``attributes``), emphasis and strikethrough
+delimiters that pair up, and a table row's pipes.
 
 Every pattern is bounded (no nested unbounded repetition; long targets and titles are capped), and each pass
 moves forward through the stretch, so the work is linear in its length.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from searchapp.ingest.markup.attributes import attribute_lists
 from searchapp.ingest.markup.blanks import Blanks, pair_delimiters
 
 _PASS_ONE = re.compile(r"[\\`<]")
@@ -29,10 +30,6 @@ _TARGET = re.compile(
     r"(?:\s{1,64}(?:\"[^\"]{0,2048}\"|'[^']{0,2048}'|\([^()]{0,2048}\)))?\s{0,64}\)"
 )
 _LABEL = re.compile(r"\[(?:[^\[\]\\]|\\.){0,999}\]")
-_ATTRS = re.compile(
-    r"\{:?[ \t]{0,16}(?:(?:[#.][\w:-]{1,256}|[\w-]{1,64}=(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|[^\s}\"']{1,512}))"
-    r"[ \t]{0,16}){1,32}\}"
-)
 _DELIMITERS = re.compile(r"\*+|_+|~+|\|")
 
 
@@ -46,9 +43,9 @@ def blank_inline(blanks: Blanks, start: int, end: int, references: frozenset[str
     labels (normalised) that make ``[text]`` a link; ``table``: the stretch is table rows (pipes are markup)."""
     _literals(blanks, start, end)
     _links(blanks, start, end, references)
-    for match in _ATTRS.finditer(blanks.text, start, end):
-        if blanks.free(*match.span()):
-            blanks.blank(*match.span())
+    for span in attribute_lists(blanks.text, start, end):
+        if blanks.free(*span):
+            blanks.blank(*span)
     _delimiters(blanks, start, end, table)
 
 
