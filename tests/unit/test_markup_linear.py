@@ -58,6 +58,11 @@ REPORTED = {
     # Markdown attribute lists: exponential backtracking (116 bytes ran for hours).
     "md-attribute-list": "# N\n\nSet {" + "a=" * 44 + "a\n",
     "md-attribute-list-after-a-name": "{#a" + "a=" * 44 + "a",
+    # "/// name | Title" and ":::name Title" and then blanks: "(.*?)[ \t]*$", quadratic.
+    "md-slash-block-blanks": "/// note | T" + " " * 200_000 + "x\n",
+    "md-slash-block-no-title": "///" + " " * 200_000 + "!\n",
+    "md-colon-block-blanks": ":::note T" + " " * 200_000 + "x\n",
+    "md-reference-blanks": "[x]:" + " " * 200_000 + "<\n",
 }
 
 

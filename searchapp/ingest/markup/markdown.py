@@ -24,9 +24,14 @@ from dataclasses import dataclass, field, replace
 from searchapp.ingest.markup.blanks import Blanks, Reading
 from searchapp.ingest.markup.inline import blank_inline, normalise_label
 
+_LINK_TITLE = r"(?:\"[^\"\n]{0,2048}\"|'[^'\n]{0,2048}'|\([^()\n]{0,2048}\))"
+# _REFERENCE, _SLASH_BLOCK and _COLON_BLOCK are matched up to the line's last character that is not a space or a
+# tab (``_trimmed``), and no blanks are read by two parts of one pattern: a pattern ending in "[ \t]*$" after
+# something that may also read blanks ("(.*?)", an optional part after "[ \t]*") tries every way of sharing a run
+# of blanks between them, quadratic in its length.
 _REFERENCE = re.compile(
-    r"\[((?:[^\[\]\\]|\\.){1,999})\]:[ \t]*(?:<[^<>\n]{0,2048}>|[^\s<>]{1,2048})?"
-    r"(?:[ \t]+(?:\"[^\"\n]{0,2048}\"|'[^'\n]{0,2048}'|\([^()\n]{0,2048}\)))?[ \t]*$"
+    r"\[((?:[^\[\]\\]|\\.){1,999})\]:[ \t]*"
+    r"(?:(?:<[^<>\n]{0,2048}>|[^\s<>]{1,2048})(?:[ \t]+" + _LINK_TITLE + r")?|(?<=[ \t])" + _LINK_TITLE + r")?$"
 )
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]{1,64}\]:[ \t]?")
 _LIST_ITEM = re.compile(r"(?:[-*+]|(\d{1,9})[.)])(?:([ \t]{1,4})|$)")
@@ -34,8 +39,8 @@ _TASK = re.compile(r"\[[ xX]\][ \t]")
 _ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?)[ \t]*[\w-]")
 _TAB = re.compile(r"===[+!]?[ \t]+\"")
 _API = re.compile(r":::[ \t]+[\w.]+[ \t]*$")
-_SLASH_BLOCK = re.compile(r"(/{3,})[ \t]*([\w-]+)?[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
-_COLON_BLOCK = re.compile(r"(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\]|\{[^{}]{0,512}\}|[ \t]+(.*?))?[ \t]*$")
+_SLASH_BLOCK = re.compile(r"(/{3,})[ \t]*(?:([\w-]+)[ \t]*)?(?:\|[ \t]*(.*))?$")
+_COLON_BLOCK = re.compile(r"(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\]|\{[^{}]{0,512}\}|[ \t]+(.*))?$")
 _SNIPPET = re.compile(r";?-{2,}8<-{2,}[ \t]*(.*)$")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
 _OPTION = re.compile(r"[\w-]+:(?:[ \t]|$)")
@@ -249,6 +254,11 @@ class _Reader:
         return False
 
 
+def _trimmed(text: str, start: int, end: int) -> int:
+    """``end`` moved back over the spaces and tabs that end ``text[start:end]``."""
+    return start + len(text[start:end].rstrip(" \t"))
+
+
 def _front_matter(text: str, blanks: Blanks) -> tuple[int, str | None]:
     """Blank YAML (``---``) or TOML (``+++``) front matter at the very start; return where the body starts and
     the one-line ``title`` it declares (Docusaurus, Hugo, Jekyll and mkdocs take a page's title from there)."""
@@ -362,9 +372,10 @@ def _api(r: _Reader, line: _Line) -> bool:
 def _delimited(r: _Reader, line: _Line) -> bool:
     """``/// name | Title`` ... ``///`` (pymdown blocks) and ``:::name[Title]`` ... ``:::`` (Docusaurus)."""
     text = r.text
-    block = _SLASH_BLOCK.match(text, line.rest, line.end)
+    trimmed = _trimmed(text, line.rest, line.end)
+    block = _SLASH_BLOCK.match(text, line.rest, trimmed)
     if block is None or block.group(2) is None:  # a bare "///" closes, it opens nothing
-        block = _COLON_BLOCK.match(text, line.rest, line.end)
+        block = _COLON_BLOCK.match(text, line.rest, trimmed)
         if block is None:
             return False
     closer = block.group(1)
@@ -561,7 +572,7 @@ def _reference(r: _Reader, line: _Line) -> bool:
         r.blanks.blank(line.rest, footnote.end())
         r.paragraph = _Paragraph(footnote.end(), line.end, len(r.containers), line.start)
         return True
-    definition = _REFERENCE.match(r.text, line.rest, line.end)
+    definition = _REFERENCE.match(r.text, line.rest, _trimmed(r.text, line.rest, line.end))
     if definition is None:
         return False
     r.references.add(normalise_label(definition.group(1)))
