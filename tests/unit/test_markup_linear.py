@@ -63,6 +63,8 @@ REPORTED = {
     "md-slash-block-no-title": "///" + " " * 200_000 + "!\n",
     "md-colon-block-blanks": ":::note T" + " " * 200_000 + "x\n",
     "md-reference-blanks": "[x]:" + " " * 200_000 + "<\n",
+    # Many image openers, then many links: the openers were filtered at each link, quadratic.
+    "md-image-openers-and-links": "![" * 50_000 + "[a](b)" * 50_000,
 }
 
 

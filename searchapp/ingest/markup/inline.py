@@ -4,8 +4,9 @@ and comments, links and images (text or alt kept; targets, reference labels and 
 references, attribute lists (``{#anchor}``, ``{ .class }``: ``attributes``), emphasis and strikethrough
 delimiters that pair up, and a table row's pipes.
 
-Every pattern is bounded (no nested unbounded repetition; long targets and titles are capped), and each pass
-moves forward through the stretch, so the work is linear in its length.
+Every pattern is bounded (no nested unbounded repetition; long targets and titles are capped) and is tried where
+it can start, each pass moves forward through the stretch, and nothing is read again for each match (openers left
+when a link closes are dropped as they come up), so the work is linear in its length.
 """
 
 from __future__ import annotations
@@ -105,20 +106,28 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
     (taken as links whatever the labels: mkdocs-autorefs resolves them across pages), ``[text]`` where its label
     is defined, footnote references ``[^1]``. The text (an image's alt) is kept."""
     text = blanks.text
-    openers: list[tuple[int, int]] = []  # (position of '[' or '!', length of the opener: 1 or 2)
+    # Openers: (position of '[' or '!', length of the opener: 1 or 2, links closed before it was seen, brackets
+    # read up to it, itself included). No link inside a link: a '[' still open when a link closes is literal; it
+    # is dropped when it comes up, not searched for at every link (quadratic in the openers and the links).
+    openers: list[tuple[int, int, int, int]] = []
+    links = 0
+    brackets = 0  # brackets read so far (not escaped, not in code): a label holding one is no reference's
     pos = start
     while (found := _BRACKETS.search(text, pos, end)) is not None:
         i = found.start()
         pos = i + 1
         if not blanks.usable(i):
             continue
+        brackets += 1
         if text[i] == "[":
             image = i > start and text[i - 1] == "!" and blanks.usable(i - 1)
-            openers.append((i - 1, 2) if image else (i, 1))
+            openers.append((i - 1, 2, links, brackets) if image else (i, 1, links, brackets))
             continue
+        while openers and openers[-1][1] == 1 and openers[-1][2] < links:
+            openers.pop()
         if not openers:
             continue
-        opener, width = openers.pop()
+        opener, width, _, seen = openers.pop()
         after = i + 1
         target = None
         if after < end and text[after] == "(" and blanks.usable(after):
@@ -131,15 +140,15 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
             blanks.blank(i, target.end())
             pos = target.end()
             if width == 1:
-                # No link inside a link: the brackets still open around this one are literal.
-                openers = [o for o in openers if o[1] == 2]
+                links += 1
             continue
-        if i - opener - width > 999:  # longer than any label: the text is not sliced (bounded work)
+        length = i - opener - width
+        if length > 999:  # longer than any label: the text is not sliced (bounded work)
             continue
-        label = text[opener + width : i]
-        if label.startswith("^") and width == 1 and 1 < len(label) <= 64 and not any(c.isspace() for c in label):
+        if width == 1 and 1 < length <= 64 and text.startswith("^", opener + 1) \
+                and not any(c.isspace() for c in text[opener + 1 : i]):
             blanks.blank(opener, i + 1)
-        elif normalise_label(label) in references:
+        elif brackets == seen + 1 and references and normalise_label(text[opener + width : i]) in references:
             blanks.blank(opener, opener + width)
             blanks.blank(i, i + 1)
 
