@@ -65,6 +65,8 @@ REPORTED = {
     "md-reference-blanks": "[x]:" + " " * 200_000 + "<\n",
     # Many image openers, then many links: the openers were filtered at each link, quadratic.
     "md-image-openers-and-links": "![" * 50_000 + "[a](b)" * 50_000,
+    # A line of blanks under 32 nested list items: measured again, a character at a time, for each of them.
+    "md-blanks-under-nested-lists": "- " * 32 + "x\n" + "\t" * 1_000_000 + "x\n",
 }
 
 

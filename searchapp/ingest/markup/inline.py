@@ -32,6 +32,7 @@ _TARGET = re.compile(
 )
 _LABEL = re.compile(r"\[(?:[^\[\]\\]|\\.){0,999}\]")
 _DELIMITERS = re.compile(r"\*+|_+|~+|\|")
+_EMPHASIS = re.compile(r"\*+|_+|~+")  # outside tables, a pipe is text
 
 
 def normalise_label(label: str) -> str:
@@ -68,9 +69,7 @@ def _literals(blanks: Blanks, start: int, end: int) -> None:
                 blanks.keep(i + 1, i + 2)
                 pos = i + 2
         elif ch == "`":
-            close = i
-            while close < end and text[close] == "`":
-                close += 1
+            close = _BACKTICKS.match(text, i, end).end()  # type: ignore[union-attr]  # text[i] is "`"
             length = close - i
             starts = runs.get(length, [])
             # The next run of exactly this length closes the span; none: the backticks are literal.
@@ -156,16 +155,16 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
 def _delimiters(blanks: Blanks, start: int, end: int, table: bool) -> None:
     text = blanks.text
     runs: list[tuple[int, int]] = []
-    for match in _DELIMITERS.finditer(text, start, end):
+    for match in (_DELIMITERS if table else _EMPHASIS).finditer(text, start, end):
         s, e = match.span()
         # A run is cut where a character in it is already markup or literal (an escaped star).
-        while s < e and not blanks.usable(s):
-            s += 1
-        run_end = s
-        while run_end < e and blanks.usable(run_end):
-            run_end += 1
-        if run_end <= s:
-            continue
+        if blanks.free(s, e):
+            run_end = e
+        else:
+            s = blanks.first_usable(s, e)
+            run_end = blanks.first_used(s, e)
+            if run_end <= s:
+                continue
         ch = text[s]
         if ch == "|":
             if table:

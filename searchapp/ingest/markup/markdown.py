@@ -50,6 +50,8 @@ _STARTS_BLOCK = re.compile(
     r"(?:>|#{1,6}(?:[ \t]|$)|`{3}|~{3}|[-*+][ \t]|1[.)][ \t]|!!!|\?\?\?|===[+!]?[ \t]|/{3}|:{3}|<!--"
     r"|(?:[-*_][ \t]*){3,}$)"
 )
+_BLANKS = re.compile(r"[ \t]*")
+_FENCE_RUN = re.compile(r"`+|~+")
 _TAB_WIDTH = 4
 # Containers nest this deep at most (deeper markers are text): every line walks the open containers.
 _MAX_DEPTH = 32
@@ -71,7 +73,8 @@ class _Line:
     pos: int  # where what the containers leave of it starts
     col: int  # that position's column
     rest: int = 0  # the first non-blank character at or after pos (end when none)
-    extra: int = 0  # columns of indentation from pos to rest
+    extra: int = 0  # columns of indentation from pos to rest (exact up to 3; 4 or more: at least 4)
+    blanks_from: int = -1  # [blanks_from, rest) is known to be spaces and tabs: measured once, not per container
 
 
 @dataclass
@@ -106,10 +109,16 @@ class _Reader:
     def measure(self, line: _Line) -> None:
         """Set ``line.rest`` and ``line.extra`` from ``line.pos``."""
         text, i, col = self.text, line.pos, line.col
-        while i < line.end and text[i] in " \t":
+        if not 0 <= line.blanks_from <= i <= line.rest:
+            line.blanks_from = i
+            line.rest = _BLANKS.match(text, i, line.end).end()  # type: ignore[union-attr]  # matches ""
+        if line.rest - i >= 4:  # 4 columns or more, whatever the tabs: only "3 or less" is told apart
+            line.extra = line.rest - i
+            return
+        while i < line.rest:
             col = col + _TAB_WIDTH - col % _TAB_WIDTH if text[i] == "\t" else col + 1
             i += 1
-        line.rest, line.extra = i, col - line.col
+        line.extra = col - line.col
 
     def close_paragraph(self) -> None:
         if self.paragraph is not None:
@@ -237,9 +246,8 @@ class _Reader:
         assert self.fence is not None
         marker, length, _ = self.fence
         text = self.text
-        run = line.rest
-        while run < line.end and text[run] == marker:
-            run += 1
+        fence = _FENCE_RUN.match(text, line.rest, line.end)
+        run = line.rest if fence is None or text[line.rest] != marker else fence.end()
         if run - line.rest >= length and not text[run : line.end].strip():
             self.blanks.blank(line.rest, line.end)
             self.fence = None
@@ -440,9 +448,7 @@ def _fence(r: _Reader, line: _Line) -> bool:
     if line.extra > 3 or text[line.rest] not in "`~":
         return False
     marker = text[line.rest]
-    run = line.rest
-    while run < line.end and text[run] == marker:
-        run += 1
+    run = _FENCE_RUN.match(text, line.rest, line.end).end()  # type: ignore[union-attr]  # text[rest] is one
     if run - line.rest < 3 or (marker == "`" and "`" in text[run : line.end]):
         return False
     r.close_paragraph()
@@ -480,19 +486,15 @@ def _atx(r: _Reader, line: _Line) -> bool:
     text = r.text
     if line.extra > 3 or text[line.rest] != "#":
         return False
-    hashes = line.rest
-    while hashes < line.end and text[hashes] == "#":
+    hashes = line.rest + 1
+    while hashes < line.end and hashes - line.rest <= 6 and text[hashes] == "#":
         hashes += 1
     level = hashes - line.rest
     if level > 6 or (hashes < line.end and text[hashes] not in " \t"):
         return False
     r.close_paragraph()
-    end = line.end
-    while end > hashes and text[end - 1] in " \t":
-        end -= 1
-    closing = end
-    while closing > hashes and text[closing - 1] == "#":
-        closing -= 1
+    end = _trimmed(text, hashes, line.end)
+    closing = hashes + len(text[hashes:end].rstrip("#"))
     if closing == hashes or text[closing - 1] in " \t":
         r.blanks.blank(closing, end)
         end = closing
@@ -509,9 +511,7 @@ def _html_heading(r: _Reader, line: _Line) -> bool:
     level = text[line.rest + 2]
     if level not in "123456" or text[line.rest + 3] not in "> \t":
         return False
-    end = line.end
-    while end > line.rest and text[end - 1] in " \t":
-        end -= 1
+    end = _trimmed(text, line.rest, line.end)
     if not text.endswith(f"</h{level}>", line.rest, end):
         return False
     opened = text.find(">", line.rest, end)
