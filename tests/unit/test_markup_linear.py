@@ -75,3 +75,11 @@ REPORTED = {
 def test_each_reported_hostile_input_reads_in_linear_time(name: str) -> None:
     # Five seconds of CPU for up to 2 MB, each reader (the slowest here takes about one); before: minutes to hours.
     read_within(5.0, REPORTED[name])
+
+
+def test_an_rst_file_ending_in_a_bare_bullet_is_read() -> None:
+    # A last line holding only a bullet (no newline after it) raised IndexError, which failed the whole ingest.
+    for bullet in "-*+\u2022":
+        for text in (bullet, f"Title\n=====\n\nText\n\n{bullet}", f"  {bullet}"):
+            reading = read_rst(text)
+            assert len(reading.text) == len(text) and reading.text[-1] == " "  # a bullet, blanked as any other

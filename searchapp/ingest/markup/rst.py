@@ -206,7 +206,7 @@ def _markers(r: _Reader, i: int, rest: int, end: int, indent: int) -> int:
         r.close_paragraph()
         r.blanks.blank(rest, rest + 1)
         r.blanks.blank(name.end() - 1, name.end())
-    if text.startswith("| ", rest) or (text[rest] == "|" and text[end - 1] == "|"):
+    if rest < end and (text.startswith("| ", rest) or (text[rest] == "|" and text[end - 1] == "|")):
         for pipe in range(rest, end):
             if text[pipe] == "|" and (pipe == rest or text[pipe - 1] == " " or pipe == end - 1):
                 r.blanks.blank(pipe, pipe + 1)
