@@ -67,6 +67,8 @@ REPORTED = {
     "md-image-openers-and-links": "![" * 50_000 + "[a](b)" * 50_000,
     # A line of blanks under 32 nested list items: measured again, a character at a time, for each of them.
     "md-blanks-under-nested-lists": "- " * 32 + "x\n" + "\t" * 1_000_000 + "x\n",
+    # reStructuredText reference names: a name may start after each dot, each start read 257 characters.
+    "rst-reference-names": "a." * 2_000_000,
 }
 
 
