@@ -69,6 +69,10 @@ REPORTED = {
     "md-blanks-under-nested-lists": "- " * 32 + "x\n" + "\t" * 1_000_000 + "x\n",
     # reStructuredText reference names: a name may start after each dot, each start read 257 characters.
     "rst-reference-names": "a." * 2_000_000,
+    # AsciiDoc macros inside macros' targets: each read up to 2,048 characters again.
+    "adoc-macro-targets": "link:" * 400_000,
+    # AsciiDoc delimited blocks left open: each paragraph's end searched them all for a table.
+    "adoc-open-blocks": "====\na\n\n****\na\n\n" * 15_000,
 }
 
 
