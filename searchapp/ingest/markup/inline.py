@@ -26,9 +26,14 @@ _AUTOLINK = re.compile(
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,31}(?:[\s/][^<>]{0,2048})?>")
 _BRACKETS = re.compile(r"[\[\]]")
 # ( destination [title] ): a destination in <...> or without spaces, with one level of balanced parentheses.
+# A destination may be empty: the blanks before and after it are then read by one part of the pattern (at most 128,
+# as when two read them), not shared out between two every way there is.
+_DEST_PART = r"[^\s()<>]{0,2048}"
+_DEST_PARENS = r"\(" + _DEST_PART + r"\)" + _DEST_PART
+_TARGET_TITLE = r"(?:\"[^\"]{0,2048}\"|'[^']{0,2048}'|\([^()]{0,2048}\))"
 _TARGET = re.compile(
-    r"\(\s{0,64}(?:<[^<>\n]{0,2048}>|[^\s()<>]{0,2048}(?:\([^\s()<>]{0,2048}\)[^\s()<>]{0,2048}){0,4})"
-    r"(?:\s{1,64}(?:\"[^\"]{0,2048}\"|'[^']{0,2048}'|\([^()]{0,2048}\)))?\s{0,64}\)"
+    r"\((?:\s{0,64}(?:<[^<>\n]{0,2048}>|[^\s()<>]{1,2048}(?:" + _DEST_PARENS + r"){0,4}|(?:" + _DEST_PARENS + r"){1,4})"
+    r"(?:\s{1,64}" + _TARGET_TITLE + r")?\s{0,64}|\s{1,128}" + _TARGET_TITLE + r"\s{0,64}|\s{0,128})\)"
 )
 _LABEL = re.compile(r"\[(?:[^\[\]\\]|\\.){0,999}\]")
 _DELIMITERS = re.compile(r"\*+|_+|~+|\|")
