@@ -27,15 +27,19 @@ _ADMONITION = re.compile(r"(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]")
 _LIST = re.compile(r"(?:\*{1,5}|-|\.{1,5})[ \t]+(?:\[[ xX*]\][ \t])?")
 _BLOCK_MACRO = re.compile(r"(image|video|audio|include|toc)::([^\[\n]{0,2048})\[([^\]\n]{0,2048})\][ \t]*$")
 _CODE_STYLES = re.compile(r"\[(?:source|listing|literal)(?:[,\]])")
-_MACRO = re.compile(
-    r"\b(?:link|xref|mailto|image|kbd|btn|menu|footnote|footnoteref|pass|anchor|icon|indexterm2?|https?|ftp|irc)"
-    r":([^\s\[\]]{0,2048})\[([^\]\n]{0,2048})\]"
+# An inline macro is ``name:target[text]`` (``_macros``): its name, then up to 2,048 characters of target without
+# white space or brackets, then its text in brackets (up to 2,048 characters, on one line).
+_MACRO_NAME = re.compile(
+    r"\b(?:link|xref|mailto|image|kbd|btn|menu|footnote|footnoteref|pass|anchor|icon|indexterm2?|https?|ftp|irc):"
 )
+_MACRO_TARGET_END = re.compile(r"[\s\[\]]")
+_MACRO_PART = 2048
 _XREF = re.compile(r"<<([^<>,\n]{1,256})(,[^<>\n]{0,512})?>>")
 _INLINE_ANCHOR = re.compile(r"\[\[[^\[\]\n]{1,256}\]\]")
 _ATTRIBUTE_REF = re.compile(r"\{[\w][\w-]{0,128}\}")
 _LITERALS = re.compile(r"\\|`+|\+{1,3}")
 _DELIMITER_RUNS = re.compile(r"\*+|_+|#+")
+_BLANKS = re.compile(r"[ \t]*")
 
 
 @dataclass
@@ -43,6 +47,7 @@ class _Reader:
     text: str
     blanks: Blanks
     block: list[str] = field(default_factory=list)  # the open delimited blocks' delimiters, innermost last
+    tables: int = 0  # how many of them open a table: counted, not searched for at each paragraph's end
     verbatim: str | None = None  # the delimiter closing the listing/literal/comment block in progress
     comment: bool = False
     code_paragraph: bool = False  # a [source] paragraph without delimiters: stays as it is to a blank line
@@ -57,13 +62,11 @@ class _Reader:
             self.paragraph = None
 
     def in_table(self) -> bool:
-        return any(d.endswith("===") and d[0] in "|,:!" for d in self.block)
+        return self.tables > 0
 
     def line(self, start: int, end: int) -> None:
         text = self.text
-        rest = start
-        while rest < end and text[rest] in " \t":
-            rest += 1
+        rest = _BLANKS.match(text, start, end).end()  # type: ignore[union-attr]  # matches ""
         if self.verbatim is not None:
             if text[rest:end].rstrip() == self.verbatim:
                 self.blanks.blank(rest, end)
@@ -104,10 +107,16 @@ def _delimiter(r: _Reader, start: int, rest: int, end: int) -> bool:
         r.verbatim, r.comment = marker, marker[0] == "/"
     elif r.block and r.block[-1] == marker:
         r.block.pop()
+        r.tables -= _is_table(marker)
     else:
         r.block.append(marker)
+        r.tables += _is_table(marker)
     r.pending_code = False
     return True
+
+
+def _is_table(delimiter: str) -> bool:
+    return delimiter.endswith("===") and delimiter[0] in "|,:!"
 
 
 def _comment(r: _Reader, start: int, rest: int, end: int) -> bool:
@@ -130,9 +139,7 @@ def _section(r: _Reader, start: int, rest: int, end: int) -> bool:
     if title is None or rest != start or r.paragraph is not None or r.block:
         return False
     level = len(title.group(1))
-    content_end = end
-    while content_end > rest and r.text[content_end - 1] in " \t=":
-        content_end -= 1
+    content_end = rest + len(r.text[rest:end].rstrip(" \t="))
     if r.title is None and level == 1:
         r.title = r.blanks.heading_count
     r.blanks.blank(rest, title.end() - 1)
@@ -229,19 +236,18 @@ def _inline(blanks: Blanks, start: int, end: int, table: bool) -> None:
         blanks.blank(close, close + len(mark))
         blanks.keep(mark_end, close)
         pos = close + len(mark)
-    for match in _MACRO.finditer(text, start, end):
-        if not blanks.free(*match.span()):
+    for macro, target, opening, closing in _macros(text, start, end):
+        if not blanks.free(macro, closing + 1):
             continue
-        if match.group(2):
-            blanks.blank(match.start(), match.start(2))
-            blanks.blank(match.end(2), match.end())
-        elif match.group(0).startswith(("link:", "mailto:", "http", "ftp", "irc")):
+        if closing > opening + 1:
+            blanks.blank(macro, opening + 1)
+            blanks.blank(closing, closing + 1)
+        elif text.startswith(("link:", "mailto:", "http", "ftp", "irc"), macro):
             # link:url[] shows its address
-            blanks.blank(match.start(), match.start(1) if match.group(0).startswith(("link:", "mailto:")) else
-                         match.start())
-            blanks.blank(match.end(1), match.end())
+            blanks.blank(macro, target if text.startswith(("link:", "mailto:"), macro) else macro)
+            blanks.blank(opening, closing + 1)
         else:
-            blanks.blank(*match.span())
+            blanks.blank(macro, closing + 1)
     for match in _XREF.finditer(text, start, end):
         if not blanks.free(*match.span()):
             continue
@@ -264,6 +270,38 @@ def _inline(blanks: Blanks, start: int, end: int, table: bool) -> None:
                 blanks.blank(start + pipe.start(), start + pipe.end())
     runs = [m.span() for m in _DELIMITER_RUNS.finditer(text, start, end) if blanks.free(*m.span())]
     pair_delimiters(blanks, runs, intraword=False)
+
+
+def _macros(text: str, start: int, end: int) -> list[tuple[int, int, int, int]]:
+    """The inline macros in ``text[start:end]``, leftmost first, not overlapping: (where the macro starts, where its
+    target starts, its "[", its "]").
+
+    Linear: a macro name may stand inside another's target (``link:link:link:...``), so a pattern searched at
+    each name would read the same target again from each; here each target's end and each text's "]" is found once
+    (remembered for the names that share it)."""
+    found: list[tuple[int, int, int, int]] = []
+    target_from, target_end = -1, -1  # text[target_from:target_end] holds no white space and no bracket
+    closings: dict[int, int] = {}  # a "[" -> its "]" (-1: none within bounds)
+    pos = start
+    while (name := _MACRO_NAME.search(text, pos, end)) is not None:
+        target = name.end()
+        if not target_from <= target <= target_end:
+            stop = _MACRO_TARGET_END.search(text, target, end)
+            target_from, target_end = target, end if stop is None else stop.start()
+        opening = target_end
+        if opening - target > _MACRO_PART or opening >= end or text[opening] != "[":
+            pos = name.start() + 1
+            continue
+        if opening not in closings:
+            closing = text.find("]", opening + 1, min(end, opening + 2 + _MACRO_PART))
+            closings[opening] = -1 if closing < 0 or text.find("\n", opening + 1, closing) >= 0 else closing
+        closing = closings[opening]
+        if closing < 0:
+            pos = name.start() + 1
+            continue
+        found.append((name.start(), target, opening, closing))
+        pos = closing + 1
+    return found
 
 
 def read_asciidoc(text: str) -> Reading:

@@ -51,6 +51,25 @@ class Blanks:
     def usable(self, i: int) -> bool:
         return not (self.mask[i] or self.kept[i])
 
+    def first_used(self, start: int, end: int) -> int:
+        """The first position in ``[start, end)`` that is markup or kept literal; ``end`` where none is."""
+        found = [at for at in (self.mask.find(1, start, end), self.kept.find(1, start, end)) if at >= 0]
+        return min(found, default=end)
+
+    def first_usable(self, start: int, end: int) -> int:
+        """The first position in ``[start, end)`` that is neither markup nor kept literal; ``end`` where none is."""
+        at = start
+        while at < end:
+            at = self.mask.find(0, at, end)
+            if at < 0:
+                return end
+            if not self.kept[at]:
+                return at
+            at = self.kept.find(0, at, end)
+            if at < 0:
+                return end
+        return end
+
     def heading(self, line_start: int, level: int, start: int, end: int) -> None:
         self._headings.append((line_start, min(max(level, 1), 6), start, end))
 
@@ -82,12 +101,16 @@ class Blanks:
         return len(self._headings)
 
 
-def is_space(ch: str) -> bool:
-    return ch.isspace()
+_OTHER, _SPACE, _PUNCT = 0, 1, 2
 
 
-def is_punct(ch: str) -> bool:
-    return unicodedata.category(ch)[0] in "PS"
+def _kind(ch: str, kinds: dict[str, int]) -> int:
+    """White space, punctuation (Unicode P and S categories) or other; ``kinds`` remembers the characters seen (a
+    stretch of delimiter runs asks about the same few characters again and again)."""
+    kind = kinds.get(ch)
+    if kind is None:
+        kind = kinds[ch] = _SPACE if ch.isspace() else _PUNCT if unicodedata.category(ch)[0] in "PS" else _OTHER
+    return kind
 
 
 def pair_delimiters(blanks: Blanks, runs: Iterable[tuple[int, int]], intraword: bool) -> None:
@@ -98,17 +121,18 @@ def pair_delimiters(blanks: Blanks, runs: Iterable[tuple[int, int]], intraword: 
     open or close (``*`` in Markdown; never ``_``)."""
     text = blanks.text
     openers: dict[str, list[list[int]]] = {}
+    kinds: dict[str, int] = {}
     for start, end in runs:
         ch = text[start]
-        before = text[start - 1] if start > 0 else " "
-        after = text[end] if end < len(text) else " "
-        left = not is_space(after) and (not is_punct(after) or is_space(before) or is_punct(before))
-        right = not is_space(before) and (not is_punct(before) or is_space(after) or is_punct(after))
+        before = _kind(text[start - 1], kinds) if start > 0 else _SPACE
+        after = _kind(text[end], kinds) if end < len(text) else _SPACE
+        left = after != _SPACE and (after != _PUNCT or before != _OTHER)
+        right = before != _SPACE and (before != _PUNCT or after != _OTHER)
         if intraword and ch != "_":
             can_open, can_close = left, right
         else:
-            can_open = left and (not right or is_punct(before))
-            can_close = right and (not left or is_punct(after))
+            can_open = left and (not right or before == _PUNCT)
+            can_close = right and (not left or after == _PUNCT)
         stack = openers.setdefault(ch, [])
         remaining = end - start
         if can_close:

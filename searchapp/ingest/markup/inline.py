@@ -1,11 +1,12 @@
 """Markdown's inline markup in one stretch of text (a paragraph, a heading, an admonition's title), blanked in
 place: code spans (their backticks blanked, their text kept literal), backslash escapes, autolinks, HTML tags
 and comments, links and images (text or alt kept; targets, reference labels and brackets blanked), footnote
-references, attribute lists (``{#anchor}``, ``{ .class }``), emphasis and strikethrough delimiters that pair
-up, and a table row's pipes.
+references, attribute lists (``{#anchor}``, ``{ .class }``: ``attributes``), emphasis and strikethrough
+delimiters that pair up, and a table row's pipes.
 
-Every pattern is bounded (no nested unbounded repetition; long targets and titles are capped), and each pass
-moves forward through the stretch, so the work is linear in its length.
+Every pattern is bounded (no nested unbounded repetition; long targets and titles are capped) and is tried where
+it can start, each pass moves forward through the stretch, and nothing is read again for each match (openers left
+when a link closes are dropped as they come up), so the work is linear in its length.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+from searchapp.ingest.markup.attributes import attribute_lists
 from searchapp.ingest.markup.blanks import Blanks, pair_delimiters
 
 _PASS_ONE = re.compile(r"[\\`<]")
@@ -24,16 +26,18 @@ _AUTOLINK = re.compile(
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,31}(?:[\s/][^<>]{0,2048})?>")
 _BRACKETS = re.compile(r"[\[\]]")
 # ( destination [title] ): a destination in <...> or without spaces, with one level of balanced parentheses.
+# A destination may be empty: the blanks before and after it are then read by one part of the pattern (at most 128,
+# as when two read them), not shared out between two every way there is.
+_DEST_PART = r"[^\s()<>]{0,2048}"
+_DEST_PARENS = r"\(" + _DEST_PART + r"\)" + _DEST_PART
+_TARGET_TITLE = r"(?:\"[^\"]{0,2048}\"|'[^']{0,2048}'|\([^()]{0,2048}\))"
 _TARGET = re.compile(
-    r"\(\s{0,64}(?:<[^<>\n]{0,2048}>|[^\s()<>]{0,2048}(?:\([^\s()<>]{0,2048}\)[^\s()<>]{0,2048}){0,4})"
-    r"(?:\s{1,64}(?:\"[^\"]{0,2048}\"|'[^']{0,2048}'|\([^()]{0,2048}\)))?\s{0,64}\)"
+    r"\((?:\s{0,64}(?:<[^<>\n]{0,2048}>|[^\s()<>]{1,2048}(?:" + _DEST_PARENS + r"){0,4}|(?:" + _DEST_PARENS + r"){1,4})"
+    r"(?:\s{1,64}" + _TARGET_TITLE + r")?\s{0,64}|\s{1,128}" + _TARGET_TITLE + r"\s{0,64}|\s{0,128})\)"
 )
 _LABEL = re.compile(r"\[(?:[^\[\]\\]|\\.){0,999}\]")
-_ATTRS = re.compile(
-    r"\{:?[ \t]{0,16}(?:(?:[#.][\w:-]{1,256}|[\w-]{1,64}=(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|[^\s}\"']{1,512}))"
-    r"[ \t]{0,16}){1,32}\}"
-)
 _DELIMITERS = re.compile(r"\*+|_+|~+|\|")
+_EMPHASIS = re.compile(r"\*+|_+|~+")  # outside tables, a pipe is text
 
 
 def normalise_label(label: str) -> str:
@@ -46,9 +50,9 @@ def blank_inline(blanks: Blanks, start: int, end: int, references: frozenset[str
     labels (normalised) that make ``[text]`` a link; ``table``: the stretch is table rows (pipes are markup)."""
     _literals(blanks, start, end)
     _links(blanks, start, end, references)
-    for match in _ATTRS.finditer(blanks.text, start, end):
-        if blanks.free(*match.span()):
-            blanks.blank(*match.span())
+    for span in attribute_lists(blanks.text, start, end):
+        if blanks.free(*span):
+            blanks.blank(*span)
     _delimiters(blanks, start, end, table)
 
 
@@ -70,9 +74,7 @@ def _literals(blanks: Blanks, start: int, end: int) -> None:
                 blanks.keep(i + 1, i + 2)
                 pos = i + 2
         elif ch == "`":
-            close = i
-            while close < end and text[close] == "`":
-                close += 1
+            close = _BACKTICKS.match(text, i, end).end()  # type: ignore[union-attr]  # text[i] is "`"
             length = close - i
             starts = runs.get(length, [])
             # The next run of exactly this length closes the span; none: the backticks are literal.
@@ -108,20 +110,28 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
     (taken as links whatever the labels: mkdocs-autorefs resolves them across pages), ``[text]`` where its label
     is defined, footnote references ``[^1]``. The text (an image's alt) is kept."""
     text = blanks.text
-    openers: list[tuple[int, int]] = []  # (position of '[' or '!', length of the opener: 1 or 2)
+    # Openers: (position of '[' or '!', length of the opener: 1 or 2, links closed before it was seen, brackets
+    # read up to it, itself included). No link inside a link: a '[' still open when a link closes is literal; it
+    # is dropped when it comes up, not searched for at every link (quadratic in the openers and the links).
+    openers: list[tuple[int, int, int, int]] = []
+    links = 0
+    brackets = 0  # brackets read so far (not escaped, not in code): a label holding one is no reference's
     pos = start
     while (found := _BRACKETS.search(text, pos, end)) is not None:
         i = found.start()
         pos = i + 1
         if not blanks.usable(i):
             continue
+        brackets += 1
         if text[i] == "[":
             image = i > start and text[i - 1] == "!" and blanks.usable(i - 1)
-            openers.append((i - 1, 2) if image else (i, 1))
+            openers.append((i - 1, 2, links, brackets) if image else (i, 1, links, brackets))
             continue
+        while openers and openers[-1][1] == 1 and openers[-1][2] < links:
+            openers.pop()
         if not openers:
             continue
-        opener, width = openers.pop()
+        opener, width, _, seen = openers.pop()
         after = i + 1
         target = None
         if after < end and text[after] == "(" and blanks.usable(after):
@@ -134,15 +144,15 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
             blanks.blank(i, target.end())
             pos = target.end()
             if width == 1:
-                # No link inside a link: the brackets still open around this one are literal.
-                openers = [o for o in openers if o[1] == 2]
+                links += 1
             continue
-        if i - opener - width > 999:  # longer than any label: the text is not sliced (bounded work)
+        length = i - opener - width
+        if length > 999:  # longer than any label: the text is not sliced (bounded work)
             continue
-        label = text[opener + width : i]
-        if label.startswith("^") and width == 1 and 1 < len(label) <= 64 and not any(c.isspace() for c in label):
+        if width == 1 and 1 < length <= 64 and text.startswith("^", opener + 1) \
+                and not any(c.isspace() for c in text[opener + 1 : i]):
             blanks.blank(opener, i + 1)
-        elif normalise_label(label) in references:
+        elif brackets == seen + 1 and references and normalise_label(text[opener + width : i]) in references:
             blanks.blank(opener, opener + width)
             blanks.blank(i, i + 1)
 
@@ -150,16 +160,16 @@ def _links(blanks: Blanks, start: int, end: int, references: frozenset[str]) -> 
 def _delimiters(blanks: Blanks, start: int, end: int, table: bool) -> None:
     text = blanks.text
     runs: list[tuple[int, int]] = []
-    for match in _DELIMITERS.finditer(text, start, end):
+    for match in (_DELIMITERS if table else _EMPHASIS).finditer(text, start, end):
         s, e = match.span()
         # A run is cut where a character in it is already markup or literal (an escaped star).
-        while s < e and not blanks.usable(s):
-            s += 1
-        run_end = s
-        while run_end < e and blanks.usable(run_end):
-            run_end += 1
-        if run_end <= s:
-            continue
+        if blanks.free(s, e):
+            run_end = e
+        else:
+            s = blanks.first_usable(s, e)
+            run_end = blanks.first_used(s, e)
+            if run_end <= s:
+                continue
         ch = text[s]
         if ch == "|":
             if table:

@@ -24,9 +24,14 @@ from dataclasses import dataclass, field, replace
 from searchapp.ingest.markup.blanks import Blanks, Reading
 from searchapp.ingest.markup.inline import blank_inline, normalise_label
 
+_LINK_TITLE = r"(?:\"[^\"\n]{0,2048}\"|'[^'\n]{0,2048}'|\([^()\n]{0,2048}\))"
+# _REFERENCE, _SLASH_BLOCK and _COLON_BLOCK are matched up to the line's last character that is not a space or a
+# tab (``_trimmed``), and no blanks are read by two parts of one pattern: a pattern ending in "[ \t]*$" after
+# something that may also read blanks ("(.*?)", an optional part after "[ \t]*") tries every way of sharing a run
+# of blanks between them, quadratic in its length.
 _REFERENCE = re.compile(
-    r"\[((?:[^\[\]\\]|\\.){1,999})\]:[ \t]*(?:<[^<>\n]{0,2048}>|[^\s<>]{1,2048})?"
-    r"(?:[ \t]+(?:\"[^\"\n]{0,2048}\"|'[^'\n]{0,2048}'|\([^()\n]{0,2048}\)))?[ \t]*$"
+    r"\[((?:[^\[\]\\]|\\.){1,999})\]:[ \t]*"
+    r"(?:(?:<[^<>\n]{0,2048}>|[^\s<>]{1,2048})(?:[ \t]+" + _LINK_TITLE + r")?|(?<=[ \t])" + _LINK_TITLE + r")?$"
 )
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]{1,64}\]:[ \t]?")
 _LIST_ITEM = re.compile(r"(?:[-*+]|([0-9]{1,9})[.)])(?:([ \t]{1,4})|$)")
@@ -34,8 +39,8 @@ _TASK = re.compile(r"\[[ xX]\][ \t]")
 _ADMONITION = re.compile(r"(?:!!!|\?\?\?\+?)[ \t]*[\w-]")
 _TAB = re.compile(r"===[+!]?[ \t]+\"")
 _API = re.compile(r":::[ \t]+[\w.]+[ \t]*$")
-_SLASH_BLOCK = re.compile(r"(/{3,})[ \t]*([\w-]+)?[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
-_COLON_BLOCK = re.compile(r"(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\]|\{[^{}]{0,512}\}|[ \t]+(.*?))?[ \t]*$")
+_SLASH_BLOCK = re.compile(r"(/{3,})[ \t]*(?:([\w-]+)[ \t]*)?(?:\|[ \t]*(.*))?$")
+_COLON_BLOCK = re.compile(r"(:{3,})([A-Za-z][\w-]*)(?:\[(.*)\]|\{[^{}]{0,512}\}|[ \t]+(.*))?$")
 _SNIPPET = re.compile(r";?-{2,}8<-{2,}[ \t]*(.*)$")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*$", re.IGNORECASE)
 _OPTION = re.compile(r"[\w-]+:(?:[ \t]|$)")
@@ -45,6 +50,8 @@ _STARTS_BLOCK = re.compile(
     r"(?:>|#{1,6}(?:[ \t]|$)|`{3}|~{3}|[-*+][ \t]|1[.)][ \t]|!!!|\?\?\?|===[+!]?[ \t]|/{3}|:{3}|<!--"
     r"|(?:[-*_][ \t]*){3,}$)"
 )
+_BLANKS = re.compile(r"[ \t]*")
+_FENCE_RUN = re.compile(r"`+|~+")
 _TAB_WIDTH = 4
 # Containers nest this deep at most (deeper markers are text): every line walks the open containers.
 _MAX_DEPTH = 32
@@ -66,7 +73,8 @@ class _Line:
     pos: int  # where what the containers leave of it starts
     col: int  # that position's column
     rest: int = 0  # the first non-blank character at or after pos (end when none)
-    extra: int = 0  # columns of indentation from pos to rest
+    extra: int = 0  # columns of indentation from pos to rest (exact up to 3; 4 or more: at least 4)
+    blanks_from: int = -1  # [blanks_from, rest) is known to be spaces and tabs: measured once, not per container
 
 
 @dataclass
@@ -101,10 +109,16 @@ class _Reader:
     def measure(self, line: _Line) -> None:
         """Set ``line.rest`` and ``line.extra`` from ``line.pos``."""
         text, i, col = self.text, line.pos, line.col
-        while i < line.end and text[i] in " \t":
+        if not 0 <= line.blanks_from <= i <= line.rest:
+            line.blanks_from = i
+            line.rest = _BLANKS.match(text, i, line.end).end()  # type: ignore[union-attr]  # matches ""
+        if line.rest - i >= 4:  # 4 columns or more, whatever the tabs: only "3 or less" is told apart
+            line.extra = line.rest - i
+            return
+        while i < line.rest:
             col = col + _TAB_WIDTH - col % _TAB_WIDTH if text[i] == "\t" else col + 1
             i += 1
-        line.rest, line.extra = i, col - line.col
+        line.extra = col - line.col
 
     def close_paragraph(self) -> None:
         if self.paragraph is not None:
@@ -232,9 +246,8 @@ class _Reader:
         assert self.fence is not None
         marker, length, _ = self.fence
         text = self.text
-        run = line.rest
-        while run < line.end and text[run] == marker:
-            run += 1
+        fence = _FENCE_RUN.match(text, line.rest, line.end)
+        run = line.rest if fence is None or text[line.rest] != marker else fence.end()
         if run - line.rest >= length and not text[run : line.end].strip():
             self.blanks.blank(line.rest, line.end)
             self.fence = None
@@ -247,6 +260,11 @@ class _Reader:
                 self.close_paragraph()
                 return True
         return False
+
+
+def _trimmed(text: str, start: int, end: int) -> int:
+    """``end`` moved back over the spaces and tabs that end ``text[start:end]``."""
+    return start + len(text[start:end].rstrip(" \t"))
 
 
 def _front_matter(text: str, blanks: Blanks) -> tuple[int, str | None]:
@@ -362,9 +380,10 @@ def _api(r: _Reader, line: _Line) -> bool:
 def _delimited(r: _Reader, line: _Line) -> bool:
     """``/// name | Title`` ... ``///`` (pymdown blocks) and ``:::name[Title]`` ... ``:::`` (Docusaurus)."""
     text = r.text
-    block = _SLASH_BLOCK.match(text, line.rest, line.end)
+    trimmed = _trimmed(text, line.rest, line.end)
+    block = _SLASH_BLOCK.match(text, line.rest, trimmed)
     if block is None or block.group(2) is None:  # a bare "///" closes, it opens nothing
-        block = _COLON_BLOCK.match(text, line.rest, line.end)
+        block = _COLON_BLOCK.match(text, line.rest, trimmed)
         if block is None:
             return False
     closer = block.group(1)
@@ -429,9 +448,7 @@ def _fence(r: _Reader, line: _Line) -> bool:
     if line.extra > 3 or text[line.rest] not in "`~":
         return False
     marker = text[line.rest]
-    run = line.rest
-    while run < line.end and text[run] == marker:
-        run += 1
+    run = _FENCE_RUN.match(text, line.rest, line.end).end()  # type: ignore[union-attr]  # text[rest] is one
     if run - line.rest < 3 or (marker == "`" and "`" in text[run : line.end]):
         return False
     r.close_paragraph()
@@ -469,19 +486,15 @@ def _atx(r: _Reader, line: _Line) -> bool:
     text = r.text
     if line.extra > 3 or text[line.rest] != "#":
         return False
-    hashes = line.rest
-    while hashes < line.end and text[hashes] == "#":
+    hashes = line.rest + 1
+    while hashes < line.end and hashes - line.rest <= 6 and text[hashes] == "#":
         hashes += 1
     level = hashes - line.rest
     if level > 6 or (hashes < line.end and text[hashes] not in " \t"):
         return False
     r.close_paragraph()
-    end = line.end
-    while end > hashes and text[end - 1] in " \t":
-        end -= 1
-    closing = end
-    while closing > hashes and text[closing - 1] == "#":
-        closing -= 1
+    end = _trimmed(text, hashes, line.end)
+    closing = hashes + len(text[hashes:end].rstrip("#"))
     if closing == hashes or text[closing - 1] in " \t":
         r.blanks.blank(closing, end)
         end = closing
@@ -498,9 +511,7 @@ def _html_heading(r: _Reader, line: _Line) -> bool:
     level = text[line.rest + 2]
     if level not in "123456" or text[line.rest + 3] not in "> \t":
         return False
-    end = line.end
-    while end > line.rest and text[end - 1] in " \t":
-        end -= 1
+    end = _trimmed(text, line.rest, line.end)
     if not text.endswith(f"</h{level}>", line.rest, end):
         return False
     opened = text.find(">", line.rest, end)
@@ -561,7 +572,7 @@ def _reference(r: _Reader, line: _Line) -> bool:
         r.blanks.blank(line.rest, footnote.end())
         r.paragraph = _Paragraph(footnote.end(), line.end, len(r.containers), line.start)
         return True
-    definition = _REFERENCE.match(r.text, line.rest, line.end)
+    definition = _REFERENCE.match(r.text, line.rest, _trimmed(r.text, line.rest, line.end))
     if definition is None:
         return False
     r.references.add(normalise_label(definition.group(1)))

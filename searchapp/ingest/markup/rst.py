@@ -36,7 +36,11 @@ _ROLE = re.compile(r":[\w.+-]{1,64}(?::[\w.+-]{1,64})?:$")
 _ROLE_AFTER = re.compile(r":[\w.+-]{1,64}(?::[\w.+-]{1,64})?:")
 _SUBSTITUTION = re.compile(r"(?<![\w|])\|(?![ \t|])[^|\n]{1,256}(?<![ \t])\|(?:__?)?(?![\w|])")
 _FOOTNOTE_REF = re.compile(r"\[(?:#[\w.-]{0,64}|\*|[0-9]{1,9}|[\w.-]{1,64})\]_")
-_NAMED_REF = re.compile(r"(?<![\w_])[A-Za-z0-9][\w.-]{0,256}?(__?)(?![\w])")
+# A reference name's trailing underscores (``name_``, ``Two words`_`` aside): ``_named_references`` finds them.
+_NAME_START = re.compile(r"(?<!\w)[A-Za-z0-9]")
+_NAME_END = re.compile(r"(?<!_)_+(?!\w)")
+_NOT_NAME = re.compile(r"[^\w.-]")
+_NAME_LENGTH = 256
 _STARS = re.compile(r"\*+")
 
 
@@ -206,10 +210,12 @@ def _markers(r: _Reader, i: int, rest: int, end: int, indent: int) -> int:
         r.close_paragraph()
         r.blanks.blank(rest, rest + 1)
         r.blanks.blank(name.end() - 1, name.end())
-    if text.startswith("| ", rest) or (text[rest] == "|" and text[end - 1] == "|"):
-        for pipe in range(rest, end):
-            if text[pipe] == "|" and (pipe == rest or text[pipe - 1] == " " or pipe == end - 1):
+    if rest < end and (text.startswith("| ", rest) or (text[rest] == "|" and text[end - 1] == "|")):
+        pipe = rest
+        while (pipe := text.find("|", pipe, end)) >= 0:
+            if pipe == rest or text[pipe - 1] == " " or pipe == end - 1:
                 r.blanks.blank(pipe, pipe + 1)
+            pipe += 1
     return 0
 
 
@@ -272,14 +278,46 @@ def _inline(blanks: Blanks, start: int, end: int) -> None:
                 body = match.group().rstrip("_")
                 blanks.blank(match.start(), match.start() + 1)
                 blanks.blank(match.start() + len(body) - 1, match.end())
-    for match in _NAMED_REF.finditer(text, start, end):
-        if blanks.free(*match.span(1)):
-            blanks.blank(*match.span(1))
+    for underscores in _named_references(text, start, end):
+        if blanks.free(*underscores):
+            blanks.blank(*underscores)
     runs = [m.span() for m in _STARS.finditer(text, start, end) if blanks.free(*m.span())]
     pair_delimiters(blanks, runs, intraword=False)
 
 
 _LITERAL_START = re.compile(r"[\\`]")
+
+
+def _named_references(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The trailing ``_`` or ``__`` of each reference name in ``text[start:end]`` (``name_``, ``a.b-c__``): a name
+    starts with an ASCII letter or digit not after a word character, runs over word characters, dots and hyphens
+    (at most 257 of them) and ends with one or two underscores not followed by a word character; names are taken
+    leftmost first and do not overlap.
+
+    Linear: a name may start after any dot or hyphen, so a pattern searched at each start would read up to 257
+    characters from each (``a.a.a...``); here every start, underscore run and name boundary is found once."""
+    ends = [(run.end() - min(2, run.end() - run.start()), run.end())
+            for run in _NAME_END.finditer(text, start, end)]  # (where its underscores start, where it ends)
+    found: list[tuple[int, int]] = []
+    next_end = 0
+    boundary = -1  # the first character that no name holds, at or after the last start tried
+    pos = start
+    while (first := _NAME_START.search(text, pos, end)) is not None:
+        name = first.start()
+        while next_end < len(ends) and ends[next_end][0] <= name:
+            next_end += 1
+        if next_end == len(ends):
+            break
+        if boundary < name:
+            outside = _NOT_NAME.search(text, name, end)
+            boundary = end if outside is None else outside.start()
+        underscores, name_end = ends[next_end]
+        if underscores <= boundary and underscores - name - 1 <= _NAME_LENGTH:
+            found.append((underscores, name_end))
+            pos = name_end
+        else:
+            pos = name + 1
+    return found
 
 
 def _interpreted(blanks: Blanks, opening: int, closing: int, end: int) -> None:
