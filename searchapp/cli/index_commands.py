@@ -102,6 +102,12 @@ def ingest(
         options = IngestOptions(path, include=include or (), exclude=exclude or (), max_file_mb=max_file_mb,
                                 follow_links=follow_links, force=force, workers=workers, actors=actors,
                                 gpus_per_actor=gpus_per_actor)
+        if options.ray is not None:
+            from searchapp.ingest.distributed import connect
+
+            # The cluster reached and its CPUs and GPUs checked before the index is opened, which may create it
+            # with settings a re-run would have to match; the ingest then uses this connection.
+            connect(options.ray)
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
                              threads, wait, device)
         with ix, embedding_progress() as progress:

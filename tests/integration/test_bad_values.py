@@ -167,3 +167,31 @@ def test_too_many_ray_actors_for_a_local_cluster_are_refused_before_ray_starts_o
     assert not (tmp_path / "ix").exists()
     ray = sys.modules.get("ray")
     assert ray is None or not ray.is_initialized()
+
+
+def test_a_ray_cluster_at_an_address_is_checked_before_an_index_is_created(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a cluster address, the actors are checked against that cluster once it answers: before the index is
+    opened (and so created), not after. The cluster here is a listening socket and a stand-in for Ray's answer."""
+    from searchapp.ingest import distributed
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    asked: list[object] = []
+
+    def too_small(options: object) -> None:
+        asked.append(options)
+        raise ConfigError("--actors 64 needs 64.5 CPUs in the Ray cluster; it has 8")
+
+    monkeypatch.setattr(distributed, "connect", too_small)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("rotate the signing keys")
+    try:
+        res = CliRunner().invoke(app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "ix"),
+                                       "--workers", f"ray:127.0.0.1:{listener.getsockname()[1]}", "--actors", "64"])
+    finally:
+        listener.close()
+    assert res.exit_code == 1 and len(asked) == 1
+    assert res.stderr.strip() == "error: --actors 64 needs 64.5 CPUs in the Ray cluster; it has 8"
+    assert not (tmp_path / "ix").exists()
