@@ -175,6 +175,18 @@ MAX_WHOLE = 2**63 - 1
 # PostgreSQL's text holds no NUL character, SQLite's does: an id, title, text or metadata string with one is
 # refused on every backend (``Index.add_texts``), and a lookup or filter value with one matches nothing.
 NUL = "\x00"
+
+
+def names_no_document(key: str) -> bool:
+    """Whether ``key`` cannot be a stored key, so that a lookup by it finds nothing without asking a database: it
+    holds a NUL (``NUL``), or a lone surrogate that no database's text can hold (a JSON ``"\\ud800"``)."""
+    if NUL in key:
+        return True
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 # The lowest score each side can give: cosine of opposite vectors; BM25 of a passage sharing no query term.
 COSINE_MIN = -1.0
 BM25_MIN = 0.0

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from searchapp.ingest.files import is_under
-from searchapp.types import NUL, StoredDocument
+from searchapp.types import StoredDocument, names_no_document
 
 
 def named(targets: Sequence[str], stored: Mapping[str, StoredDocument]) -> dict[str, int]:
@@ -18,7 +18,7 @@ def named(targets: Sequence[str], stored: Mapping[str, StoredDocument]) -> dict[
     for target in targets:
         if target in stored:
             doomed[target] = stored[target].id
-        if NUL in target:  # names no document (types.NUL), and no path the OS takes
+        if names_no_document(target):  # and no path the OS takes
             continue
         given = os.path.abspath(target)
         # The path itself, its folders' links resolved but not its own: a link is not its target.

@@ -43,7 +43,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from searchapp.store.base import STREAM_ROWS
 from searchapp.store.tables import Tables
 from searchapp.types import (
-    NUL,
     DocumentPassages,
     ExportedDocument,
     ExportedPassage,
@@ -51,6 +50,7 @@ from searchapp.types import (
     PassageRecord,
     StoredDocument,
     dump_metadata,
+    names_no_document,
 )
 
 # Values bound in one IN (...) list: SQLite limits host parameters per statement; stay well under its old default.
@@ -157,7 +157,7 @@ class Records(ABC):
     def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
         """A keyed lookup, ``MAX_PARAMS`` keys a statement: callers need not load every document."""
         d = self.tables.documents
-        keys = [k for k in keys if NUL not in k]  # no document has one (types.NUL)
+        keys = [k for k in keys if not names_no_document(k)]
         query = select(d.c.path, d.c.id)
         if source is not None:
             query = query.where(d.c.source == source)
@@ -297,7 +297,7 @@ class Records(ABC):
 
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         p, d = self.tables.passages, self.tables.documents
-        if NUL in path:  # no document has one (types.NUL)
+        if names_no_document(path):
             return None
         with self.engine.connect() as conn:
             doc = conn.execute(

@@ -49,8 +49,11 @@ def test_nul_in_filters_lookups_and_removals_matches_nothing(index_at: Callable[
             assert ix.search("signing keys", mode=mode, filters=filters) == [], (filters, mode)
     assert ix.search("signing keys", mode="lexical", filters={"metadata": {"k": ["v\x00", "v"]}})[0].path == "a"
     assert [h.path for h in ix.search("signing\x00 keys", mode="lexical")] == ["a"]
-    with pytest.raises(DocumentNotFoundError):
-        ix.document("a\x00")
+    # A lone surrogate (JSON's "\ud800": an MCP get_document path) cannot be stored either: it names nothing.
+    for key in ("a\x00", "\ud800", "a\udcff"):
+        with pytest.raises(DocumentNotFoundError):
+            ix.document(key)
+        assert ix.remove([key]) == 0 and ix.remove_targets([key]) == []
     assert ix.remove(["a\x00"]) == 0 and ix.remove_under(["a\x00", "b\x00"]) == 0
     assert ix.stats().documents == 2
 
