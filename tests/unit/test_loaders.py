@@ -406,3 +406,22 @@ def test_a_read_reserves_the_file_s_size_not_the_limit(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("x" * 100)
     with pytest.raises(LoadError, match="limit"):
         load_document(tmp_path / "big.txt", max_bytes=99)
+
+
+@pytest.mark.parametrize(("suffix", "reader"), [(".md", "read_markdown"), (".rst", "read_rst"),
+                                                 (".adoc", "read_asciidoc")])
+def test_a_fault_in_a_markup_reader_is_that_files_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          suffix: str, reader: str) -> None:
+    """A reader bug on some input (a bare last bullet once raised IndexError in the rST reader) costs that file,
+    as a one-line LoadError naming it, not the ingest."""
+    from searchapp.ingest import markup
+    from searchapp.ingest.formats.load import load_document
+
+    def broken(text: str) -> None:
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(markup, reader, broken)
+    path = tmp_path / f"doc{suffix}"
+    path.write_text("Some text.\n")
+    with pytest.raises(LoadError, match=r"cannot read this .*\(string index out of range\)"):
+        load_document(path, 1 << 20, [])

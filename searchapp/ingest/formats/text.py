@@ -4,11 +4,13 @@ their headings and title."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from searchapp.ingest import markup
 from searchapp.ingest.formats.decoding import LOGGERS, decode_text
 from searchapp.ingest.formats.format import Format, LoadedText, clean_title
+from searchapp.ingest.formats.parsers import parser_errors
 
 
 def _load_txt(path: Path, data: bytes) -> LoadedText:
@@ -16,15 +18,23 @@ def _load_txt(path: Path, data: bytes) -> LoadedText:
 
 
 def _load_markdown(path: Path, data: bytes) -> LoadedText:
-    return _reading(markup.read_markdown(decode_text(data, str(path))))
+    return _read(path, data, markup.read_markdown, "Markdown")
 
 
 def _load_rst(path: Path, data: bytes) -> LoadedText:
-    return _reading(markup.read_rst(decode_text(data, str(path))))
+    return _read(path, data, markup.read_rst, "reStructuredText")
 
 
 def _load_asciidoc(path: Path, data: bytes) -> LoadedText:
-    return _reading(markup.read_asciidoc(decode_text(data, str(path))))
+    return _read(path, data, markup.read_asciidoc, "AsciiDoc")
+
+
+def _read(path: Path, data: bytes, reader: Callable[[str], markup.Reading], syntax: str) -> LoadedText:
+    """The markup read as a reader sees it. A fault in a reader on some input (a bug: they are meant to read
+    anything) costs that file, as a failure naming it, never the rest of the ingest."""
+    text = decode_text(data, str(path))
+    with parser_errors(str(path), f"cannot read this {syntax}"):
+        return _reading(reader(text))
 
 
 def _reading(reading: markup.Reading) -> LoadedText:
