@@ -101,6 +101,12 @@ class _OncePer(logging.Filter):
             if len(self._seen) > 1000:  # messages with their own text each (addresses): forget the old ones
                 self._seen.clear()
             self._seen[key] = (now, 0)
+        if record.exc_info and record.name == "asyncio" and record.exc_info[1] is not None:
+            # asyncio's refused accept() (out of descriptors) is the machine's state, not a bug: its reason in
+            # the line, without the traceback it would print each time.
+            exc = record.exc_info[1]
+            record.msg = f"{record.msg}: {type(exc).__name__}: {exc}"
+            record.exc_info, record.exc_text = None, None
         if dropped:
             record.msg = f"{record.msg} ({dropped} more like this in the last {now - last:.0f} s)"
         return True
