@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.resources
 import os
@@ -11,9 +12,9 @@ import sys
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import QueuePool
 
@@ -214,5 +215,34 @@ def upgrade(engine: Engine, target: str = "head", version_schema: str | None = N
     if read_only:
         raise SchemaError(f"the index uses schema revision '{current}' and this version '{script.get_current_head()}': "
                           "the upgrade writes, which a read-only open cannot; open it for writing once (any ingest)")
-    with engine.begin() as conn:
+    with _one_transaction(engine) as conn:
         command.upgrade(_alembic_config(conn, version_schema), target)
+
+
+@contextlib.contextmanager
+def _one_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection whose every statement, DDL included, is in one transaction committed at the end.
+
+    Python's sqlite3 before 3.12 begins a transaction only before DML, so each CREATE TABLE of a migration was
+    its own commit: a process killed while creating an index left tables without a revision, and every later
+    open failed ('table settings already exists'). SQLite's DDL is transactional once a BEGIN is issued; the
+    driver's own transaction handling is set aside for the migration and restored before the connection goes
+    back to the pool. Other databases begin a transaction for DDL by themselves."""
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as conn:
+            yield conn
+        return
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        saved = raw.isolation_level
+        raw.isolation_level = None  # the driver issues no BEGIN/COMMIT of its own; ours below
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+        finally:
+            raw.isolation_level = saved

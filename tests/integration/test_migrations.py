@@ -137,3 +137,32 @@ def test_an_up_to_date_index_opens_without_importing_alembic(tmp_path: Path) -> 
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("statement", ["CREATE TABLE documents", "CREATE VIRTUAL TABLE passages_fts",
+                                       "INSERT INTO alembic_version"])
+def test_a_migration_stopped_part_way_leaves_nothing_and_the_next_open_finishes_it(
+    tmp_path: Path, statement: str
+) -> None:
+    """Python's sqlite3 (before 3.12) opens no transaction for DDL, so each CREATE was its own commit: an ingest
+    killed while creating the index left tables without a revision, and every later open failed with 'table
+    settings already exists'. The migration is one transaction: stopped anywhere, it leaves an empty database."""
+    from sqlalchemy import event
+
+    engine = schema.make_engine(tmp_path / "x.db")
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _stop(conn, cursor, sql, params, context, executemany):  # type: ignore[no-untyped-def]
+        if sql.lstrip().upper().startswith(statement.upper()):
+            raise KeyboardInterrupt  # what a signal does between two statements
+
+    with pytest.raises(KeyboardInterrupt):
+        schema.upgrade(engine)
+    engine.dispose()
+    engine = schema.make_engine(tmp_path / "x.db")
+    assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    engine.dispose()
+    Database(tmp_path / "x.db").close()
+    engine = schema.make_engine(tmp_path / "x.db")
+    assert schema.current_revision(engine) == schema.head_revision()
+    engine.dispose()
