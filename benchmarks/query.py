@@ -114,7 +114,7 @@ def fill(index: Index, n: int, seed: int, vecs: np.ndarray | None = None) -> dic
                 index.stores.write(remove=[], add=batch)
             times["load_s"] = time.perf_counter() - t
             t = time.perf_counter()
-            index.stores._build_deferred_bm25()  # type: ignore[attr-defined]
+            index.stores.build_deferred_bm25()  # type: ignore[attr-defined]  # PostgreSQL stores only
             times["bm25_build_s"] = time.perf_counter() - t
             t = time.perf_counter()
             index.stores.flush()

@@ -281,7 +281,7 @@ class PostgresStores(Records, Stores):
                         self._rebuild_if_stale()
                     raise
                 finally:
-                    self._build_deferred_bm25()  # a session that did not flush (or failed) leaves none missing
+                    self.build_deferred_bm25()  # a session that did not flush (or failed) leaves none missing
         finally:
             self._mutex.release()
 
@@ -315,7 +315,9 @@ class PostgresStores(Records, Stores):
             ddl.drop_bm25(conn)
         self.has_bm25, self._bm25_deferred = False, True
 
-    def _build_deferred_bm25(self) -> None:
+    def build_deferred_bm25(self) -> None:
+        """Build the BM25 index a first load dropped (nothing if none was): ``flush`` does it at a session's end;
+        called apart, it lets a benchmark time the build on its own."""
         if not self._bm25_deferred:
             return
         with self.write_engine.begin() as conn:
@@ -385,7 +387,7 @@ class PostgresStores(Records, Stores):
         the middle of a session: every row is committed already."""
         if not final:
             return
-        self._build_deferred_bm25()
+        self.build_deferred_bm25()
         self._rebuild_if_stale()
         with self.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             n = conn.execute(select(func.count()).select_from(self.tables.passages)).scalar_one()
