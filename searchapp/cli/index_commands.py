@@ -269,6 +269,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
     if not hits:
         say("no results")
         return
+    say(f"  #  score  source  path  (score: {_SCORE_MEANING[mode]}; higher ranks first)")
     for h in hits:
         more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{more}")
@@ -278,6 +279,11 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         if h.explain is not None:
             for line in _explain_lines(h.explain):
                 say(f"     | {line}")
+
+
+# What the table's score is, by mode (the JSON's `score`, docs/cli.md).
+_SCORE_MEANING = {"hybrid": "fused dense and lexical scores, relative to this query's candidates",
+                  "dense": "cosine similarity to the query", "lexical": "BM25"}
 
 
 def _where(hit: Hit) -> str:
