@@ -159,7 +159,7 @@ def summary_line(summary: IngestSummary) -> str:
 
 # The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).
 _SKIP_WORDS = {"hidden": "hidden", "unsupported": "of unsupported type", "excluded": "excluded",
-               "too_large": "too large"}
+               "empty": "empty", "too_large": "too large"}
 # Without a terminal (a log, CI), a line at most this often rather than a bar redrawn in place.
 PROGRESS_EVERY_S = 5.0
 
