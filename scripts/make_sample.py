@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/make_sample.py
 
-README.md -> README.txt, docs/architecture.md -> architecture.md, docs/cli.md -> cli.pdf,
-docs/faq.md -> faq.html, docs/glossary.md -> glossary.docx. Needs fpdf2 (a test extra) and python-docx.
+README.txt (what the sample is, :data:`DESCRIPTION`), docs/architecture.md -> architecture.md,
+docs/cli.md -> cli.pdf, docs/faq.md -> faq.html, docs/glossary.md -> glossary.docx. Needs fpdf2 (a test extra)
+and python-docx.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "data" / "sample"
+# The sample's own plain text file: what the folder holds (a copy of README.md went stale with every change to it).
+DESCRIPTION = """The bundled sample: a small folder to try searchapp on, this project's own
+documentation in five formats, made by scripts/make_sample.py.
+
+    searchapp ingest data/sample
+    searchapp query "how are passages split?"
+
+README.txt       this description (plain text)
+architecture.md  docs/architecture.md: how searchapp is built (Markdown)
+cli.pdf          docs/cli.md: the command line (PDF)
+faq.html         docs/faq.md: frequently asked questions (HTML)
+glossary.docx    docs/glossary.md: the words the project uses (Word)
+
+Each copy is the documentation as it was when the sample was made; docs/ holds
+the current text.
+"""
 
 
 def blocks(markdown: str) -> list[tuple[str, str]]:
@@ -85,7 +102,7 @@ def main() -> None:
     if OUT.exists():
         shutil.rmtree(OUT)
     OUT.mkdir(parents=True)
-    (OUT / "README.txt").write_text((ROOT / "README.md").read_text())
+    (OUT / "README.txt").write_text(DESCRIPTION)
     shutil.copy(ROOT / "docs" / "architecture.md", OUT / "architecture.md")
     to_pdf((ROOT / "docs" / "cli.md").read_text(), OUT / "cli.pdf")
     (OUT / "faq.html").write_text(to_html((ROOT / "docs" / "faq.md").read_text()))

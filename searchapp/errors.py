@@ -34,7 +34,8 @@ class LoadError(SearchappError):
     Carries the path so that callers can report "<path>: <reason>" on one line. ``no_text``: the file was read
     and holds no text now (empty, blank, binary, a PDF without a text layer), which is a new state of the file,
     as opposed to a file that could not be read or parsed at all. ``skipped``: the reason as the ingest summary
-    counts skipped files (``too_large``: refused before it was read), ``None`` for a file that failed.
+    counts skipped files (``too_large``: refused before it was read; ``empty``: read, and nothing to search in it,
+    which is no failure), ``None`` for a file that failed.
     """
 
     def __init__(self, path: str, reason: str, no_text: bool = False, skipped: str | None = None) -> None:

@@ -54,6 +54,10 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("SEARCHAPP_INDEX", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the cache under this test's home (paths.cache_root)
+    # git's global excludes file under this test's home too, and no system-wide git config (ingest/ignore.py)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     # Queries embed with torch unless a test asks for the ONNX path (tests/integration/test_onnx_encoder.py):
     # with a home per test, every test would otherwise export the model's graph again.
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")

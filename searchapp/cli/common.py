@@ -88,6 +88,8 @@ MaxFileMbOpt = Annotated[
     float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Skip files larger than this, before reading them (MB).")
 ]
 FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")]
+NoIgnoreOpt = Annotated[bool, typer.Option(
+    "--no-ignore", help="Also index what .gitignore, .ignore and git's excludes files leave out.")]
 ThreadsOpt = Annotated[
     int | None, typer.Option(min=1, max=MAX_THREADS, help="CPU threads for the model (default: all cores).")
 ]

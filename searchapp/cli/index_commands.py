@@ -25,6 +25,7 @@ from searchapp.cli.common import (
     MaxFileMbOpt,
     MaxTokensOpt,
     ModelOpt,
+    NoIgnoreOpt,
     OverlapOpt,
     PoolingOpt,
     PoolingParamOpt,
@@ -77,6 +78,7 @@ def ingest(
     batch_size: BatchSizeOpt = 32,
     max_file_mb: MaxFileMbOpt = 100.0,
     follow_links: FollowLinksOpt = False,
+    no_ignore: NoIgnoreOpt = False,
     workers: Annotated[
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
                           "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
@@ -100,8 +102,8 @@ def ingest(
         # Checked before an index is created for nothing: the path, and the workers (a bad value, or nothing at an
         # address).
         options = IngestOptions(path, include=include or (), exclude=exclude or (), max_file_mb=max_file_mb,
-                                follow_links=follow_links, force=force, workers=workers, actors=actors,
-                                gpus_per_actor=gpus_per_actor)
+                                follow_links=follow_links, ignore_rules=not no_ignore, force=force,
+                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor)
         if options.ray is not None:
             from searchapp.ingest.distributed import connect
 
@@ -158,8 +160,8 @@ def summary_line(summary: IngestSummary) -> str:
 
 
 # The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).
-_SKIP_WORDS = {"hidden": "hidden", "unsupported": "of unsupported type", "excluded": "excluded",
-               "too_large": "too large"}
+_SKIP_WORDS = {"hidden": "hidden", "ignored": "ignored", "unsupported": "of unsupported type",
+               "excluded": "excluded", "empty": "empty", "too_large": "too large"}
 # Without a terminal (a log, CI), a line at most this often rather than a bar redrawn in place.
 PROGRESS_EVERY_S = 5.0
 
@@ -269,6 +271,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
     if not hits:
         say("no results")
         return
+    say(f"  #  score  source  path  (score: {_SCORE_MEANING[mode]}; higher ranks first)")
     for h in hits:
         more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{more}")
@@ -278,6 +281,11 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         if h.explain is not None:
             for line in _explain_lines(h.explain):
                 say(f"     | {line}")
+
+
+# What the table's score is, by mode (the JSON's `score`, docs/cli.md).
+_SCORE_MEANING = {"hybrid": "fused dense and lexical scores, relative to this query's candidates",
+                  "dense": "cosine similarity to the query", "lexical": "BM25"}
 
 
 def _where(hit: Hit) -> str:

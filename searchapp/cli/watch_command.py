@@ -60,8 +60,8 @@ def real_folders(folders: Sequence[Path], index: str) -> list[Path]:
 
 def watcher(
     ix: Index, folders: Sequence[Path], stop: threading.Event, *, include: Sequence[str] = (),
-    exclude: Sequence[str] = (), max_file_mb: float = 100.0, follow_links: bool = False, debounce: float = 0.5,
-    poll: float | None = None, as_json: bool = False,
+    exclude: Sequence[str] = (), max_file_mb: float = 100.0, follow_links: bool = False, ignore_rules: bool = True,
+    debounce: float = 0.5, poll: float | None = None, as_json: bool = False,
 ) -> Watcher:
     """A watcher of ``folders`` that writes to ``ix`` with the ingest's options and reports each write session
     on stderr (its files' warnings, progress and a summary line; with ``as_json``, the summary as one JSON line
@@ -77,7 +77,7 @@ def watcher(
     def sync(folder: Path, within: Collection[str] | None) -> IngestSummary:
         with embedding_progress() as progress:
             return ix.ingest(folder, include=include, exclude=exclude, progress=progress, max_file_mb=max_file_mb,
-                             follow_links=follow_links, within=within)
+                             follow_links=follow_links, ignore_rules=ignore_rules, within=within)
 
     def report(session: Session) -> None:
         shown = display_path(str(session.folder))
@@ -101,7 +101,8 @@ def watcher(
             typer.echo(json.dumps(line, ensure_ascii=False))
 
     ignore = [ix.path] if ix.path is not None else []
-    return Watcher(folders, sync, report, settings, stop, ignore=ignore, follow_links=follow_links)
+    return Watcher(folders, sync, report, settings, stop, ignore=ignore, follow_links=follow_links,
+                   ignore_rules=ignore_rules)
 
 
 @contextmanager
@@ -137,6 +138,7 @@ def watch(
     batch_size: common.BatchSizeOpt = 32,
     max_file_mb: common.MaxFileMbOpt = 100.0,
     follow_links: common.FollowLinksOpt = False,
+    no_ignore: common.NoIgnoreOpt = False,
     threads: common.ThreadsOpt = None,
     debounce: DebounceOpt = 0.5,
     poll: PollOpt = None,
@@ -156,8 +158,8 @@ def watch(
         stop = threading.Event()
         with ix, stopped_by_signals(stop):
             follower = watcher(ix, roots, stop, include=include or (), exclude=exclude or (),
-                               max_file_mb=max_file_mb, follow_links=follow_links, debounce=debounce, poll=poll,
-                               as_json=as_json)
+                               max_file_mb=max_file_mb, follow_links=follow_links, ignore_rules=not no_ignore,
+                               debounce=debounce, poll=poll, as_json=as_json)
             say(f"watching {', '.join(display_path(str(r)) for r in roots)} (Ctrl-C to stop)", err=True)
             follower.run()  # a watch that cannot go on ends as one error line, exit status 1
     say("stopped", err=True)

@@ -1,5 +1,5 @@
-"""The files an ingest reads: a folder walked (include/exclude globs, what is skipped counted), a scope of paths
-(a watcher's changed paths), and the one test of whether a path is at or under a folder."""
+"""The files an ingest reads: a folder walked (ignore files, include/exclude globs, what is skipped counted), a
+scope of paths (a watcher's changed paths), and the one test of whether a path is at or under a folder."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from searchapp.errors import LoadError
 from searchapp.ingest.formats.registry import format_for
+from searchapp.ingest.ignore import Ignores, Warn
 
 
 def is_under(path: str, folder: str) -> bool:
@@ -55,6 +56,8 @@ def walk(
     skipped: Counter[str] | None = None,
     within: Collection[str] | None = None,
     index_folder: str | None = None,
+    ignore_rules: bool = True,
+    on_warning: Warn | None = None,
 ) -> Iterator[Path]:
     """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
     through a link or under another name is the same folder), in sorted order.
@@ -67,7 +70,13 @@ def walk(
     matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
     format claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
     (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
-    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``unsupported``, ``excluded``.
+    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``ignored``, ``unsupported``,
+    ``excluded``.
+
+    ``ignore_rules``: files and folders that the ignore files leave out (``.gitignore`` at every level, ``.ignore``,
+    the repository's ``info/exclude``, git's global excludes: ``ingest/ignore.py``) are skipped, counted as
+    ``ignored`` (an ignored folder once: it is not listed, so ``node_modules/`` costs nothing); an ignore file read
+    in part is reported to ``on_warning(path, warning)``. A file ``root`` is yielded whatever they say.
 
     ``within``: absolute paths under the real ``root`` (files or folders, existing or not); only the files at or
     under one of them are yielded, by the same rules, and only the folders leading to them are listed (a
@@ -91,12 +100,18 @@ def walk(
             on_error(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}")
 
     own = None if index_folder is None else os.path.realpath(index_folder)
+    ignores = Ignores(str(base), on_warning) if ignore_rules else None
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
         dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own]
         count["hidden"] += sum(d.startswith(".") for d in dirnames)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                              and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
+        if ignores is not None:
+            ignores.enter(dirpath, filenames)
+            kept = [d for d in dirnames if not ignores.ignored(os.path.join(dirpath, d), is_dir=True)]
+            count["ignored"] += len(dirnames) - len(kept)
+            dirnames[:] = kept
         directory = Path(dirpath)
         for filename in sorted(filenames):
             path = directory / filename
@@ -104,6 +119,9 @@ def walk(
                 continue
             if filename.startswith("."):
                 count["hidden"] += 1
+                continue
+            if ignores is not None and ignores.ignored(os.path.join(dirpath, filename), is_dir=False):
+                count["ignored"] += 1
                 continue
             if format_for(path) is None:
                 if dirpath != own:  # the index's database, vectors and lock, where the index is the root

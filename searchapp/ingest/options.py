@@ -129,7 +129,9 @@ class IngestOptions:
     """One ingest of the files under ``root``: which (``include``/``exclude``: fnmatch patterns; ``within``: only
     the files at or under these absolute paths, under ``root``'s real path, are looked at, and only documents there
     are removed when missing), how (``max_file_mb``: larger files are skipped with a warning, 100 by default;
-    ``follow_links``: links to files outside ``root`` too; ``force``: read every file again, even one whose size
+    ``follow_links``: links to files outside ``root`` too; ``ignore_rules``: leave out what the ignore files
+    leave out, ``.gitignore`` and ``.ignore`` files and git's excludes (``ingest/ignore.py``; ``--no-ignore`` turns
+    it off), so that a re-ingest removes what they now leave out; ``force``: read every file again, even one whose size
     and mtime are unchanged, as after a rewrite within one mtime tick or a clock set back; one whose content hash
     matches is still not re-embedded) and where (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with
     ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs each).
@@ -144,6 +146,7 @@ class IngestOptions:
     within: Collection[str] | None = None
     max_file_mb: float | None = None
     follow_links: bool = False
+    ignore_rules: bool = True
     force: bool = False
     workers: str = "local"
     actors: int = 1

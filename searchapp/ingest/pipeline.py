@@ -39,7 +39,7 @@ SAVE_EVERY_S = 30.0
 READ_AHEAD_CHARS = 32 * 2**20
 # How the summary counts the files skipped without a warning, and those refused before reading: every key is
 # always present in the JSON.
-SKIP_REASONS = ("hidden", "unsupported", "excluded", "too_large")
+SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
 # The version of what the readers make of a file's bytes: loaders, markup blanking, headings and section paths,
 # the splitter. Raise it whenever any of them gives other passages (or sections) for the same file: a re-ingest
 # then reads every file recorded under another version again, though its size and mtime are unchanged, and
@@ -54,9 +54,10 @@ PASSAGES_VERSION = 3
 @dataclass
 class IngestSummary:
     """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning, ``warnings``
-    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible); ``skipped``
-    counts files left out by reason (:data:`SKIP_REASONS`: hidden, unsupported type, excluded by
-    ``--include``/``--exclude``, and too large, which are also failures: they get a warning)."""
+    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible) and ignore files
+    read in part; ``skipped`` counts files left out by reason (:data:`SKIP_REASONS`: hidden, ignored by the ignore
+    files, unsupported type, excluded by ``--include``/``--exclude``, empty (read, and nothing to search in it: no
+    failure), and too large, which are also failures: they get a warning)."""
 
     added: int = 0
     updated: int = 0
@@ -146,7 +147,7 @@ def prepare(
     except MemoryError:
         return Prepared(task, failure="out of memory splitting it")
     if not spans:
-        return Prepared(task, failure="no text", no_text=True)
+        return Prepared(task, failure="no text", no_text=True, skipped="empty")
     return Prepared(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
 
 
@@ -279,7 +280,8 @@ class Ingest:
 
         files = list(walk(o.root, o.include, o.exclude, on_error=cannot_list, follow_links=o.follow_links,
                           on_skip=self._fail, skipped=self.summary.skipped, within=o.within,
-                          index_folder=self.index_folder))
+                          index_folder=self.index_folder, ignore_rules=o.ignore_rules,
+                          on_warning=lambda path, warning: self.summary.warnings.append((path, warning))))
         seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
         for path in files:
@@ -310,6 +312,12 @@ class Ingest:
         if result.failure is not None:
             if result.skipped is not None:
                 self.summary.skipped[result.skipped] += 1
+            if result.skipped == "empty":
+                # Nothing to search (an empty file, a page that only includes another): no failure, but an indexed
+                # version must not stay searchable once its content is taken out.
+                if result.task.stored_id is not None:
+                    self.gone.append(result.task.stored_id)
+                return
             if result.no_text and result.task.stored_id is not None:
                 # Emptied, blanked or turned to binary (say, to take a secret out): the old passages must not
                 # stay searchable. A file that cannot be read at all keeps its indexed version.

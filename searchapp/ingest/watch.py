@@ -8,8 +8,11 @@ a checkout touching a thousand files is one write session, an editor's save thro
 update of the file it names, and a file still being written is not read half-way.
 
 A write session is one call of ``sync(folder, paths)``: the ingest itself (``Index.ingest`` with ``within``), with
-its rules for suffixes, hidden files, links, sizes and ``--exclude``, under the writer lock for that call only, so
-other writers take their turns between sessions. A session that fails as a whole (the lock not had within
+its rules for suffixes, hidden files, ignore files, links, sizes and ``--exclude``, under the writer lock for that
+call only, so other writers take their turns between sessions. What the ignore files leave out starts no session
+(the walk's own rule decides each changed path); a changed ignore file has the folder it speaks of synced whole, so
+what it now leaves out is removed and what it no longer does is added (git's global excludes file, outside the
+folders, is read again at the next whole sync). A session that fails as a whole (the lock not had within
 ``--wait``, a full disk) keeps its paths and is tried again; a file that fails is that file's warning in the
 summary. Setting ``stop`` ends the watch after the session in progress has committed; anything else that
 escapes a session ends it with a :class:`SearchappError` naming it (the caller says so and stops: an index that
@@ -36,6 +39,7 @@ from pathlib import Path
 
 from searchapp.errors import ConfigError, SearchappError, first_line
 from searchapp.ingest.files import is_under, own_path
+from searchapp.ingest.ignore import Ignores, ignore_scope
 from searchapp.ingest.pipeline import IngestSummary
 
 # A write session: sync(folder, paths) brings the index in line with the files at or under ``paths`` (all of
@@ -141,11 +145,13 @@ class Watcher:
     :class:`Session`. ``ignore``: the index's own folder, whose changes are not the documents' where it lies inside
     a watched folder (``ConfigError`` where it is one: :func:`check_index_place`). ``follow_links``: the ingest's
     option, which ``sync`` passes on (a folder replaced by a link is followed with it, refused without).
+    ``ignore_rules``: the ingest's option too; changes to what the ignore files leave out are not written (the
+    walk's own rule, ``ingest/ignore.py``), and a changed ignore file has the folder it speaks of synced whole.
     :meth:`run` returns once ``stop`` is set and the session in progress is done."""
 
     def __init__(self, folders: Sequence[Path], sync: Sync, report: Callable[[Session], None],
                  settings: WatchSettings | None = None, stop: threading.Event | None = None,
-                 ignore: Sequence[Path] = (), follow_links: bool = False) -> None:
+                 ignore: Sequence[Path] = (), follow_links: bool = False, ignore_rules: bool = True) -> None:
         self.folders = [Path(os.path.realpath(f)) for f in folders]
         for place in ignore:
             check_index_place(self.folders, place)
@@ -155,6 +161,8 @@ class Watcher:
         self.stop = stop or threading.Event()
         self.ignore = [os.path.realpath(p) for p in ignore]
         self.follow_links = follow_links
+        self.ignore_rules = ignore_rules
+        self._rules: dict[Path, Ignores] = {}  # each folder's ignore rules, read again once an ignore file changes
         self._outside: set[str] = set()  # links to folders outside, said once each
         self._queue: queue.Queue[list[str] | _Comeback | _Refused] = queue.Queue()
         self._watching = threading.Event()  # the collector's watch is in place (changes from now on are seen)
@@ -224,7 +232,10 @@ class Watcher:
         """The watched folders ``path`` was reported under (``reals``: their real paths now), each with the path
         where its walk finds that file: under its folders' real paths. Left out: a path hidden in the folder
         (never indexed: git's own churn in ``.git``, an editor's hidden temporary file), inside the index folder
-        where that lies inside the watched one, or under a link leading out of the folder (said once)."""
+        where that lies inside the watched one, under a link leading out of the folder (said once), or what the
+        ignore files leave out. A changed ignore file (``.gitignore``, ``.ignore``, the repository's
+        ``.git/info/exclude``) stands for the folder it speaks of: synced whole, under its new rules (what they now
+        leave out is removed, what they no longer leave out is added)."""
         found = []
         for folder in self.folders:
             base = str(folder)
@@ -235,13 +246,29 @@ class Watcher:
             if not is_under(where, real):
                 self._not_followed(folder, path)
                 continue
+            scope = ignore_scope(where) if self.ignore_rules else None
+            if scope is not None and is_under(scope, real):
+                self._rules.pop(folder, None)
+                if not _hidden(os.path.relpath(scope, real)) and not self._ignored(folder, real, scope):
+                    found.append((folder, scope))
+                continue
             if _hidden(os.path.relpath(where, real)):
                 continue
             # The index folder at or above the watched one holds nothing of it: only one inside is left out.
             if any(is_under(where, p) and not is_under(real, p) for p in self.ignore):
                 continue
+            if self._ignored(folder, real, where):
+                continue
             found.append((folder, where))
         return found
+
+    def _ignored(self, folder: Path, real: str, path: str) -> bool:
+        """Whether the ignore files leave out ``path`` (under ``real``, ``folder``'s real path), as the walk would."""
+        if not self.ignore_rules or path == real:
+            return False
+        if folder not in self._rules:
+            self._rules[folder] = Ignores(real)
+        return self._rules[folder].ignores(path)
 
     def _not_followed(self, folder: Path, path: str) -> None:
         link = _link_on_the_way(str(folder), path)
@@ -287,6 +314,8 @@ class Watcher:
                 while item is not None:  # everything queued so far
                     if isinstance(item, _Comeback):
                         whole.update(item.folders)
+                        for comeback in item.folders:
+                            self._rules.pop(comeback, None)
                     elif isinstance(item, _Refused):
                         self.report(Session(item.folder, 0, note=item.reason))
                     else:

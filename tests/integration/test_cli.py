@@ -111,7 +111,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
 
 def test_all_files_failing_is_a_failed_command(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.txt").write_bytes(b"")
+    (tmp_path / "docs" / "a.txt").write_bytes(b"\x00\x01 binary" * 100)
     res = runner.invoke(app, ["ingest", "docs"])
     assert res.exit_code == 1 and "a.txt" in res.stderr
 

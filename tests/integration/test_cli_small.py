@@ -71,3 +71,14 @@ def test_a_filter_or_query_no_store_can_run_is_one_error_line(tmp_path: Path, sm
                          env={**os.environ, "PYTHONUTF8": "1"}, timeout=120)
     assert run.returncode == 1 and run.stderr.decode() == ("error: the query holds U+DCFF at character 5, a lone "
                                                            "surrogate, which is not Unicode text\n")
+
+
+def test_the_results_table_says_what_its_score_is(tmp_path: Path, small_index, fake_model) -> None:  # type: ignore[no-untyped-def]
+    small_index.close()
+    for mode, meaning in [("lexical", "BM25"), ("dense", "cosine similarity to the query"),
+                          ("hybrid", "fused dense and lexical scores")]:
+        res = runner.invoke(app, ["query", "signing keys", "-i", str(tmp_path / "ix"), "--mode", mode])
+        assert res.exit_code == 0, res.output
+        header, first = res.stdout.splitlines()[:2]
+        assert header.startswith("  #  score  source  path  (score: " + meaning), header
+        assert first.startswith("  1  "), first

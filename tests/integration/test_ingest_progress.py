@@ -67,14 +67,21 @@ def test_skipped_files_are_counted_by_reason(tmp_path: Path, fake_model) -> None
     (docs / "draft.md").write_text("excluded draft")
     (docs / "big.txt").write_text("word " * 300_000)
     (docs / "kept.txt").write_text("the one file indexed")
+    (docs / ".gitignore").write_text("generated/\n*.log.txt\n")
+    (docs / "generated").mkdir()
+    (docs / "generated" / "page.md").write_text("generated, ignored")
+    (docs / "run.log.txt").write_text("ignored")
+    (docs / "contributing.rst").write_text(".. include:: ../CONTRIBUTING.rst\n")
     args = ["ingest", str(docs), "--exclude", "draft.*", "--max-file-mb", "1"]
     out = runner.invoke(app, [*args, "--json"])
     assert out.exit_code == 0, out.output
     summary = json.loads(out.stdout)
-    assert summary["skipped"] == {"hidden": 2, "unsupported": 2, "excluded": 1, "too_large": 1}
-    assert (summary["added"], summary["failed"]) == (1, 1)  # too large: skipped, with its warning, as before
+    assert summary["skipped"] == {"hidden": 3, "ignored": 2, "unsupported": 2, "excluded": 1, "empty": 1,
+                                  "too_large": 1}
+    # too large: skipped, with its warning, as before; empty (a page that only includes another): no failure
+    assert (summary["added"], summary["failed"]) == (1, 1)
     human = runner.invoke(app, args)
-    assert "skipped 2 hidden, 2 of unsupported type, 1 excluded, 1 too large" in human.stdout
+    assert "skipped 3 hidden, 2 ignored, 2 of unsupported type, 1 excluded, 1 empty, 1 too large" in human.stdout
 
 
 def test_one_large_file_reports_progress_per_batch_and_its_total_first(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]

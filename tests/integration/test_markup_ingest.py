@@ -72,3 +72,14 @@ def test_markup_is_never_in_a_passage_or_a_snippet(tmp_path: Path, fake_encoder)
     assert any(CODE in hit.text for hit in hits)  # code is kept as written
     assert not any("editor's note" in h.text for h in hits)
     assert any("Rotate the signing keys" in h.text for h in hits)  # the admonition's title is text
+
+
+def test_a_page_that_only_includes_another_is_skipped_as_empty_not_failed(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    """Sphinx's usual contributing.rst: its one directive is markup, so nothing is left to search."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "contributing.rst").write_text(".. include:: ../CONTRIBUTING.rst\n")
+    (docs / "index.rst").write_text("Signing keys\n============\n\nRotate them every month.\n")
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        summary = ix.ingest(docs)
+        assert (summary.added, summary.failed, summary.failures, summary.skipped["empty"]) == (1, 0, [], 1)

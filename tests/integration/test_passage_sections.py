@@ -86,7 +86,7 @@ def test_the_cli_shows_the_section_above_the_snippet_and_in_json(tmp_path: Path,
     only = ["--path-glob", "*guide.md"]
     shown = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", *only])
     lines = shown.stdout.splitlines()
-    assert lines[1].strip() == "Plugins > The checker plugin > Settings"
+    assert lines[2].strip() == "Plugins > The checker plugin > Settings"  # below the header and the hit's line
     out = runner.invoke(app, ["query", "sensible default value", "--mode", "lexical", "-k", "1", "--json", *only])
     assert json.loads(out.stdout)["hits"][0]["section"] == "Plugins > The checker plugin > Settings"
 

@@ -49,7 +49,7 @@ def test_table_shows_the_match_plain_when_piped_and_bold_on_a_terminal_without_o
     piped = runner.invoke(app, args)
     assert piped.exit_code == 0 and "signing keys" in piped.stdout
     assert not ESC.search(piped.stdout)  # no colour when not a terminal, and the passage's escapes shown
-    assert piped.stdout.splitlines()[1].startswith("     ...")  # not the passage's start
+    assert piped.stdout.splitlines()[2].startswith("     ...")  # not the passage's start (below the header)
 
     monkeypatch.setattr(common, "color_stdout", lambda: True)
     tty = runner.invoke(app, args, color=True)

@@ -77,7 +77,7 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
     except MemoryError as exc:
         raise LoadError(name, "out of memory reading it") from exc
     if not data:
-        raise LoadError(name, "empty file", no_text=True)
+        raise LoadError(name, "empty file", no_text=True, skipped="empty")
     try:
         with quiet_parsers(found.loggers) as problems:
             loaded = found.loader(path, data)
@@ -95,7 +95,7 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
     # Normalised again so that every loader, including one not built in, gives "\n"-only offsets.
     text = without_nul(normalise_newlines(loaded.text))
     if not text.strip():
-        raise LoadError(name, "no text", no_text=True)
+        raise LoadError(name, "no text", no_text=True, skipped="empty")
     title = clean_title(without_nul(loaded.title) if isinstance(loaded.title, str) else None) or path.stem
     digest = hashlib.sha256(data).hexdigest()
     # A loader's headings index its text; any that do not (a loader not built in) are dropped.
