@@ -29,7 +29,7 @@ from searchapp.cli.common import (
 from searchapp.errors import DocumentNotFoundError
 from searchapp.lines import BREAK, breaks
 from searchapp.setting import MAX_CONTEXT_CHARS
-from searchapp.types import MAX_WHOLE, PassageContext
+from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -85,7 +85,8 @@ def show(
     index: IndexOpt = DEFAULT_INDEX,
     context: Annotated[int, typer.Option(
         "--context", "-C", min=0, max=MAX_WHOLE, metavar="N",
-        help="Lines shown before and after a passage (up to 20,000 characters each side).")] = DEFAULT_CONTEXT_LINES,
+        help=f"Lines shown before and after a passage (up to {MAX_CONTEXT_CHARS:,} characters each side).",
+    )] = DEFAULT_CONTEXT_LINES,
     query: Annotated[str | None, typer.Option(
         "--query", help="Mark this query's words, as a hit's snippet marks them (bold on a terminal).")] = None,
     as_json: JsonOpt = False,
@@ -94,24 +95,25 @@ def show(
     from searchapp.index import Index
     from searchapp.query.snippets import QueryTerms, highlights
 
+    passage: PassageContext | None = None
     with errors(), Index(index) as ix:
+        doc: PassageContext | DocumentText
         if _PASSAGE_ID.fullmatch(target):
-            c = ix.context(int(target), chars=MAX_CONTEXT_CHARS, lines=context)
-            text, start = c.before + c.text + c.after, c.start - len(c.before)
-            line = None if c.line is None else c.line - breaks(c.before)
-            doc: Any = c
+            doc = passage = ix.context(int(target), chars=MAX_CONTEXT_CHARS, lines=context)
+            text, start = passage.before + passage.text + passage.after, passage.start - len(passage.before)
+            line = None if passage.line is None else passage.line - breaks(passage.before)
         else:
             doc = _document(ix, target)
-            text, start, line, c = doc.text, doc.start, 1, None
+            text, start, line = doc.text, doc.start, 1
         marks = highlights(QueryTerms(query), text, start, doc.n_chars) if query else ()
-    shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, c)
+    shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, passage)
     if as_json:
         emit_json(shown.to_dict())
     else:
         _print(shown)
 
 
-def _document(ix: Index, target: str) -> Any:
+def _document(ix: Index, target: str) -> DocumentText:
     """The whole document ``target`` names: a file's path or a text's id. A path that exists names that file, as
     ``query --path-prefix`` takes it (a text's id may look like a relative path); otherwise a text's id or a file's
     path as stored comes first, then a file's path relative to the working folder (the file may be gone: the index
