@@ -357,7 +357,8 @@ class Index:
     def document(self, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
         """The text of the document with this path (or text id) from character ``start``, at most ``max_chars``
         characters of it (all by default), rebuilt from its passages (store/rebuild.py): the full text is not
-        stored, and the whitespace between passages stands as spaces ending in a line break (offsets stay exact).
+        stored, and the whitespace between passages stands as spaces holding its line breaks (offsets and lines
+        stay exact; where an older index did not record its passages' lines, spaces ending in a line break).
 
         Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
         a ``max_chars`` below 1.
@@ -367,13 +368,16 @@ class Index:
             whole("max_chars", max_chars, ge=1)
         return document_text(self.stores, path, start, max_chars)
 
-    def context(self, passage_id: int, chars: int = 300) -> PassageContext:
+    def context(self, passage_id: int, chars: int = 300, lines: int | None = None) -> PassageContext:
         """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
-        :meth:`document`). Raises ``DocumentNotFoundError`` for an unknown passage id, ``ConfigError`` for a
-        negative ``chars``."""
+        :meth:`document`); with ``lines``, of those only the rest of the passage's first and last lines and that
+        many whole lines more on each side. Raises ``DocumentNotFoundError`` for an unknown passage id,
+        ``ConfigError`` for a negative ``chars`` or ``lines``."""
         whole("passage_id", passage_id, ge=1)
         whole("chars", chars)
-        return passage_context(self.stores, passage_id, chars)
+        if lines is not None:
+            whole("lines", lines)
+        return passage_context(self.stores, passage_id, chars, lines)
 
     def is_empty(self) -> bool:
         """Whether the index holds no passage (cheap, unlike counting)."""

@@ -34,6 +34,9 @@ MAX_FILE_MB = 2**20
 # the most IVF lists probed (``nprobe``).
 MAX_C_INT = 2**31 - 1
 MAX_THREADS = MAX_C_INT
+# The most characters of a passage's context on each side: what one HTTP request may ask
+# (``GET /passages/{id}/context``'s ``chars``), and how far ``searchapp show ID --context N`` reads for its lines.
+MAX_CONTEXT_CHARS = 20_000
 # A filter's bounds (``filters.Filter``), on every way in. Each string of it (a path prefix, a metadata key or
 # string value) at most MAX_FILTER_CHARS characters: PATH_MAX, so any file's path is a prefix. A path glob at most
 # MAX_GLOB_CHARS: PostgreSQL runs a glob with a character class as a regular expression, whose cost per document

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -109,7 +109,10 @@ class Hit:
     look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
     document's text; ``section`` the headings it sits under (``"Concepts > Fields"``, ``""`` for none);
     ``metadata`` the document's metadata; ``snippet`` the window of the passage that best shows the query's
-    terms; ``explain`` why it ranks there, when asked.
+    terms; ``explain`` why it ranks there, when asked. ``line``/``column`` are where the passage starts in the
+    document's text and ``end_line``/``end_column`` where it ends (the place of ``end``, just past its last
+    character), from 1, columns in characters, a line ending at ``\\n``, ``\\r\\n`` or ``\\r``; ``None`` for a
+    passage of an index from before they were recorded (until its file is read again), or from an older server.
     """
 
     rank: int
@@ -130,6 +133,10 @@ class Hit:
     other_passages: tuple[int, ...] | None = None
     # The headings the passage sits under, outermost first, joined by " > " ("" for none, or an older server).
     section: str = ""
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -145,6 +152,10 @@ class Hit:
             "section": self.section,
             "start": self.start,
             "end": self.end,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
             "text": self.text,
             "metadata": dict(self.metadata),
             "snippet": self.snippet.to_dict() if self.snippet else None,
@@ -234,8 +245,8 @@ class NewDocument:
 
 @dataclass(frozen=True)
 class PassageRecord:
-    """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``), and
-    the section path it sits under (``""`` for none)."""
+    """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``), the
+    section path it sits under (``""`` for none) and where it starts as line and column (``None``: not recorded)."""
 
     id: int
     path: str
@@ -246,6 +257,20 @@ class PassageRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "file"
     section: str = ""
+    line: int | None = None
+    column: int | None = None
+
+
+class StoredPassage(NamedTuple):
+    """A stored passage as a document's text is rebuilt from it: its id, ``[start, end)`` in the document's text,
+    its text, and where it starts as line and column (``None`` where an older index did not record it)."""
+
+    id: int
+    start: int
+    end: int
+    text: str
+    line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -316,11 +341,21 @@ class DocumentPassages(DocumentIdentity):
     """A stored document and its passages that overlap a character range, in text order.
 
     The full text of a document is not stored, only its passages (``text[start:end]`` each) and its length
-    ``n_chars``: what lies between passages is whitespace the splitter dropped (it keeps every other character).
-    ``passages`` are ``(passage_id, start, end, text)``.
+    ``n_chars``: what lies between passages is whitespace the splitter dropped (it keeps every other character),
+    whose line breaks the passages' lines and columns tell. ``previous`` is the last passage ending at or before the
+    range's start and ``following`` the first starting at or after its end (``None`` where there is none): they
+    say how the whitespace at the range's edges is laid out.
     """
 
-    passages: list[tuple[int, int, int, str]] = field(default_factory=list)
+    passages: list[StoredPassage] = field(default_factory=list)
+    previous: StoredPassage | None = None
+    following: StoredPassage | None = None
+
+    @property
+    def around(self) -> list[StoredPassage]:
+        """``passages`` with ``previous`` before them and ``following`` after them, where there are such."""
+        return [*([self.previous] if self.previous else []), *self.passages,
+                *([self.following] if self.following else [])]
 
 
 @dataclass(frozen=True)
@@ -328,8 +363,10 @@ class DocumentText(DocumentIdentity):
     """A window ``[start, end)`` of a document's text, rebuilt from its passages (:meth:`Index.document`).
 
     ``text`` has exactly ``end - start`` characters, so a passage's offsets index it (``text[p.start - start:
-    p.end - start]``); whitespace between passages is not stored and stands as spaces ending in one line break.
-    ``passages`` are the ``(passage_id, start, end)`` of the passages in the window.
+    p.end - start]``); whitespace between passages is not stored and stands as spaces holding the line breaks it
+    held, so that the text's lines are the document's (``store/rebuild.py``; spaces ending in one line break where
+    an older index did not record its passages' lines). ``passages`` are the ``(passage_id, start, end)`` of the
+    passages in the window.
     """
 
     start: int = 0
@@ -355,7 +392,8 @@ class PassageContext(DocumentIdentity):
     """A passage with up to ``chars`` characters of its document's text on each side (:meth:`Index.context`).
 
     ``before`` is the text of ``[start - len(before), start)``, ``after`` of ``[end, end + len(after))``, rebuilt
-    from the neighbouring passages as in :class:`DocumentText`.
+    from the neighbouring passages as in :class:`DocumentText`. ``line``, ``column``, ``end_line`` and
+    ``end_column`` are where the passage starts and ends, as a hit's (:class:`Hit`; ``None`` where not recorded).
     """
 
     passage_id: int = 0
@@ -364,11 +402,16 @@ class PassageContext(DocumentIdentity):
     before: str = ""
     text: str = ""
     after: str = ""
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form served by ``GET /passages/{id}/context``."""
         return {
             "passage_id": self.passage_id, **self.info_dict(), "start": self.start, "end": self.end,
+            "line": self.line, "column": self.column, "end_line": self.end_line, "end_column": self.end_column,
             "before": self.before, "text": self.text, "after": self.after,
         }
 

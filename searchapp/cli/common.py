@@ -109,20 +109,44 @@ def color_stdout() -> bool:
 _BOLD, _RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow, and back
 
 
-def styled(pieces: Iterable[tuple[str, bool]], color: bool) -> str:
+TAB_WIDTH = 8
+
+
+def styled(pieces: Iterable[tuple[str, bool]], color: bool, layout: bool = False) -> str:
     """One line of untrusted text with some pieces marked: every piece through :func:`printable` (its own escape
-    sequences shown, not obeyed) and its runs of white space made one space; the marked ones bold when
-    ``color``, and only then (the only escape sequences in the line are these, added after escaping)."""
+    sequences shown, not obeyed) and its runs of white space made one space, or with ``layout`` (a line of a
+    document, shown as it stands) its spaces kept and its tabs turned to spaces up to the next tab stop; the marked
+    ones bold when ``color``, and only then (the only escape sequences in the line are these, added after
+    escaping)."""
     out = []
+    width = 0
     for text, marked in pieces:
-        safe = printable(re.sub(r"\s+", " ", text))
+        if layout:
+            text = _untabbed(text, width)
+            width += len(text)
+        else:
+            text = re.sub(r"\s+", " ", text)
+        safe = printable(text)
         out.append(f"{_BOLD}{safe}{_RESET}" if marked and color and safe else safe)
     return "".join(out)
 
 
-def say_styled(pieces: Iterable[tuple[str, bool]], indent: int = 0) -> None:
+def _untabbed(text: str, column: int) -> str:
+    """``text``, which starts ``column`` characters into its line, with each tab as spaces to the next tab stop."""
+    if "\t" not in text:
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch == "\t":
+            ch = " " * (TAB_WIDTH - (column % TAB_WIDTH))
+        out.append(ch)
+        column += len(ch)
+    return "".join(out)
+
+
+def say_styled(pieces: Iterable[tuple[str, bool]], indent: int = 0, layout: bool = False) -> None:
     """Print one line of :func:`styled` pieces on stdout, bold only on a terminal, after ``indent`` spaces."""
-    typer.echo(" " * indent + styled(pieces, color_stdout()))
+    typer.echo(" " * indent + styled(pieces, color_stdout(), layout))
 
 
 @contextmanager

@@ -274,7 +274,8 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
     say(f"  #  score  source  path  (score: {_SCORE_MEANING[mode]}; higher ranks first)")
     for h in hits:
         more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
-        say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{more}")
+        line = f":{h.line}" if h.line is not None else ""
+        say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")
         say_styled(_snippet_pieces(h), indent=5)

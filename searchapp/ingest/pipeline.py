@@ -20,6 +20,7 @@ from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
+from searchapp.lines import positions
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
 
@@ -47,8 +48,9 @@ SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_la
 # otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
 # sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
 # or its name) at the root of its section paths. 3: HTML and EPUB without the blank lines empty headings left; ODF
-# runs of spaces cut at 100; PPTX slides and PDF pages listed again read once.
-PASSAGES_VERSION = 3
+# runs of spaces cut at 100; PPTX slides and PDF pages listed again read once. 4: each passage's line and column
+# (migration 0010), recorded for the passages an older reader made without re-embedding them.
+PASSAGES_VERSION = 4
 
 
 @dataclass
@@ -333,9 +335,12 @@ class Ingest:
         if doc is None:  # pragma: no cover - prepare() always gives a document or a failure
             raise SearchappError(f"{result.task.key}: nothing prepared")
         if result.unchanged or (result.same_content and self._same_passages(result)):
-            if result.task.stored_id is not None:
-                version = PASSAGES_VERSION if result.same_content else None
-                self.stores.touch(result.task.stored_id, doc.mtime, version)
+            if result.task.stored_id is not None and result.same_content:
+                # Read again by a newer reader: the stored passages take where they start (lines.py) with it.
+                starts = positions(doc.text, [span.start for span in result.spans])
+                self.stores.touch(result.task.stored_id, doc.mtime, PASSAGES_VERSION, starts)
+            elif result.task.stored_id is not None:
+                self.stores.touch(result.task.stored_id, doc.mtime)
             self.summary.unchanged += 1
             return
         if vectors is not None and len(vectors) != len(result.spans):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from searchapp.lines import end_of
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
 from searchapp.query.options import SearchKwargs, check_queries, resolve
 from searchapp.query.snippets import QueryTerms, snippet
@@ -153,13 +154,15 @@ class _Ranked:
         matches = terms.find_many([rec.text for *_, rec in kept])
         for (pid, score, others, rec), found in zip(kept, matches, strict=True):
             shown, found = snippet(terms, rec.text, rec.start, found=found)
+            ends = end_of(rec.line, rec.column, rec.text)
             hits.append(
                 Hit(
                     rank=first_rank + len(hits), score=score, passage_id=pid, path=rec.path, title=rec.title,
                     start=rec.start, end=rec.end, text=rec.text,
                     dense_score=self.dense.get(pid) if self.mode != "lexical" else None,
                     lexical_score=self.lexical.get(pid) if self.mode != "dense" else None, metadata=rec.metadata,
-                    source=rec.source, snippet=shown, section=rec.section,
+                    source=rec.source, snippet=shown, section=rec.section, line=rec.line, column=rec.column,
+                    end_line=None if ends is None else ends.line, end_column=None if ends is None else ends.column,
                     explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
                     other_passages=None if others is None else tuple(others),
                 )

@@ -12,7 +12,7 @@ from searchapp.errors import ConfigError
 from searchapp.filters import FIELDS, MAX_LENGTH, PATH_FIELDS
 from searchapp.query.fusion import SETTINGS
 from searchapp.query.options import OPTIONS, check, check_queries, flatten
-from searchapp.setting import Setting
+from searchapp.setting import MAX_CONTEXT_CHARS, Setting
 from searchapp.types import MAX_WHOLE, Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes (MAX_K, the
@@ -30,7 +30,6 @@ DEFAULT_DOCUMENT_CHARS = 200_000
 MAX_DOCUMENT_CHARS = 1_000_000
 # Characters of context on each side of a passage (GET /passages/{id}/context).
 DEFAULT_CONTEXT_CHARS = 300
-MAX_CONTEXT_CHARS = 20_000
 
 
 class _Strict(BaseModel):
@@ -239,6 +238,13 @@ HIGHLIGHTS = (
 HIGHLIGHT_QUERY = "A query whose words the answer's highlights mark, found as a hit's snippet finds them."
 
 
+# A passage's place as line:column (lines.py), as a hit's (types.Hit).
+LINE = "Line where the passage starts, from 1 (a line ends at \\n, \\r\\n or \\r); null where not recorded."
+COLUMN = "Column where the passage starts, from 1, in characters; null where not recorded."
+END_LINE = "Line of the passage's end (just past its last character); null where not recorded."
+END_COLUMN = "Column of the passage's end (just past its last character), in characters; null where not recorded."
+
+
 class DocumentWindow(BaseModel):
     """Which part of a document's text to read (``GET /documents/{id}``'s query parameters)."""
 
@@ -279,6 +285,10 @@ class PassageContextResponse(_DocumentFields):
     passage_id: int
     start: int
     end: int
+    line: int | None = Field(default=None, description=LINE)
+    column: int | None = Field(default=None, description=COLUMN)
+    end_line: int | None = Field(default=None, description=END_LINE)
+    end_column: int | None = Field(default=None, description=END_COLUMN)
     before: str
     text: str
     after: str

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from searchapp.filters import Filter
+from searchapp.lines import Position
 from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import (
     Candidates,
@@ -102,9 +103,10 @@ class Stores(ABC):
         """Key -> id of the documents with these paths or text ids (of ``source`` only, if given)."""
 
     @abstractmethod
-    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None) -> None:
+    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None,
+              starts: Sequence[Position] | None = None) -> None:
         """Record a new modification time for a document whose content did not change (and, given, the reader
-        version that made the same passages of it again)."""
+        version that made the same passages of it again, and where each of its passages starts, in order)."""
 
     @abstractmethod
     def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:

@@ -40,6 +40,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from searchapp.lines import Position, positions
 from searchapp.store.base import STREAM_ROWS
 from searchapp.store.tables import Tables
 from searchapp.types import (
@@ -49,6 +50,7 @@ from searchapp.types import (
     NewDocument,
     PassageRecord,
     StoredDocument,
+    StoredPassage,
     dump_metadata,
     names_no_document,
 )
@@ -168,14 +170,22 @@ class Records(ABC):
                 out.update((str(k), int(v)) for k, v in conn.execute(query.where(d.c.path.in_(chunk))))
         return out
 
-    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None) -> None:
-        """Record a new mtime (and, given, the reader version that found its passages unchanged)."""
-        d = self.tables.documents
+    def touch(self, doc_id: int, mtime: float, passages_version: int | None = None,
+              starts: Sequence[Position] | None = None) -> None:
+        """Record a new mtime (and, given, the reader version that found its passages unchanged, and where each of
+        them starts, in order)."""
+        d, p = self.tables.documents, self.tables.passages
         values: dict[str, object] = {"mtime": mtime}
         if passages_version is not None:
             values["passages_version"] = passages_version
         with self._begin() as conn:
             conn.execute(update(d).where(d.c.id == doc_id).values(**values))
+            if starts:
+                conn.execute(
+                    update(p).where(p.c.document_id == doc_id, p.c.ordinal == bindparam("i"))
+                    .values(start_line=bindparam("line"), start_column=bindparam("column")),
+                    [{"i": i, "line": at.line, "column": at.column} for i, at in enumerate(starts)],
+                )
 
     def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:
         """``(start, end, section)`` of each of a document's passages, in order."""
@@ -250,13 +260,16 @@ class Records(ABC):
             at += len(item.spans)
             vectors = np.asarray(item.vectors, dtype=np.float32)
             sections = item.sections or [""] * len(item.spans)
-            for i, (span, section) in enumerate(zip(item.spans, sections, strict=True)):
+            # Counted here, from the whole text: the whitespace between passages, and so its lines, is not stored.
+            starts = positions(doc.text, [span.start for span in item.spans])
+            for i, (span, section, where) in enumerate(zip(item.spans, sections, starts, strict=True)):
                 passage = doc.text[span.start : span.end]
                 texts.append(passage)
                 section_of.append(section)
                 passage_rows.append(
                     {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
-                     "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i]}
+                     "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i],
+                     "start_line": where.line, "start_column": where.column}
                 )
             all_ids.append(ids)
         self._insert(conn, t.documents, doc_rows)
@@ -283,14 +296,15 @@ class Records(ABC):
             with self.engine.connect() as own:
                 return self.hydrate(ids, own)
         rows = conn.execute(self._hydrate_query, {"ids": list(ids)})
-        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), r[7], r[8]) for r in rows}
+        return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), *r[7:]) for r in rows}
 
     @cached_property
     def _hydrate_query(self) -> Select[Any]:
         # Built once: every query hydrates its hits, and building the statement costs more than running it.
         p, d = self.tables.passages, self.tables.documents
         return (
-            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source, p.c.section)
+            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source, p.c.section,
+                   p.c.start_line, p.c.start_column)
             .join(d, d.c.id == p.c.document_id)
             .where(self._among(p.c.id, "ids"))
         )
@@ -305,15 +319,23 @@ class Records(ABC):
             ).first()
             if doc is None:
                 return None
+            cols = select(p.c.id, p.c.start, p.c.end, p.c.text, p.c.start_line, p.c.start_column)
+            # 64-bit bounds: "to the end" is asked as a huge offset, over the 32-bit columns' range.
+            lo, hi = literal(start, BigInteger()), literal(end, BigInteger())
             rows = conn.execute(
-                select(p.c.id, p.c.start, p.c.end, p.c.text)
-                # 64-bit bounds: "to the end" is asked as a huge offset, over the 32-bit columns' range.
-                .where(p.c.document_id == doc.id, p.c.end > literal(start, BigInteger()),
-                       p.c.start < literal(end, BigInteger()))
-                .order_by(p.c.start, p.c.id)
+                cols.where(p.c.document_id == doc.id, p.c.end > lo, p.c.start < hi).order_by(p.c.start, p.c.id)
             ).all()
+            # Their neighbours outside the range: how the whitespace at its edges is laid out (store/rebuild.py).
+            mine = p.c.document_id == doc.id
+            before = conn.execute(
+                cols.where(mine, p.c.end <= lo).order_by(p.c.end.desc(), p.c.id.desc()).limit(1)
+            ).first() if start > 0 else None
+            after = conn.execute(
+                cols.where(mine, p.c.start >= hi).order_by(p.c.start, p.c.id).limit(1)
+            ).first() if end < int(doc.n_chars) else None
         return DocumentPassages(doc.path, doc.title, doc.source, json.loads(doc.metadata), int(doc.n_chars),
-                                passages=[(int(i), int(s), int(e), str(t)) for i, s, e, t in rows])
+                                passages=[_stored(r) for r in rows], previous=_stored(before) if before else None,
+                                following=_stored(after) if after else None)
 
     def passage_documents(self) -> dict[int, str]:
         p, d = self.tables.passages, self.tables.documents
@@ -367,3 +389,10 @@ class Records(ABC):
                 chunk = list(ids[i : i + MAX_PARAMS])
                 out.update((int(k), v) for k, v in conn.execute(select(p.c.id, p.c.vector).where(p.c.id.in_(chunk))))
         return out
+
+
+def _stored(row: Any) -> StoredPassage:
+    """A row of ``(id, start, end, text, start_line, start_column)`` as a :class:`StoredPassage`."""
+    i, s, e, t, line, column = row
+    return StoredPassage(int(i), int(s), int(e), str(t), None if line is None else int(line),
+                         None if column is None else int(column))

@@ -99,6 +99,11 @@ def tables(dialect: str, vector: type[TypeEngine[np.ndarray]] = Embedding) -> Ta
         Column("text", Text, nullable=False),
         # The headings the passage sits under, outermost first, joined by " > " ('' for none; migration 0005).
         Column("section", Text, nullable=False, server_default=""),
+        # Where the passage starts in its document's text as line and column (lines.py; migration 0010): the
+        # whitespace between passages is not stored, so lines are counted when the document is written. NULL: an
+        # older index's passage, until its file is read again.
+        Column("start_line", Integer, nullable=True),
+        Column("start_column", Integer, nullable=True),
         Column("embedding" if dialect == "postgresql" else "vector", vector(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )

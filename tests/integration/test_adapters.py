@@ -108,3 +108,14 @@ def test_a_users_metadata_is_never_overwritten_by_the_hits_fields(tmp_path: Path
     assert meta["searchapp"]["path"] == "k" and meta["searchapp"]["score"] == pytest.approx(hit.score)
     assert meta["title"] == "k"  # a key the user did not set still carries the hit's
     ix.close()
+
+
+def test_the_adapters_metadata_says_where_the_passage_is_as_line_and_column(index: Index) -> None:
+    from searchapp.adapters.common import hit_metadata
+
+    index.add_texts(["Runbook\n\n   Rotate the backup keys\ron the first Monday."], ids=["runbook"])
+    hit = index.search("backup keys monday", k=1, mode="lexical")[0]
+    meta = hit_metadata(hit)
+    place = {k: meta[k] for k in ("line", "column", "end_line", "end_column")}
+    assert place == {"line": 1, "column": 1, "end_line": 4, "end_column": 21}
+    assert meta["searchapp"]["line"] == 1

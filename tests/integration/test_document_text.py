@@ -10,6 +10,7 @@ import pytest
 from searchapp import DocumentNotFoundError, Index, IndexConfig
 from searchapp.errors import ConfigError
 from searchapp.store.rebuild import rebuild
+from searchapp.types import StoredPassage
 
 # Paragraphs, a heading, a list and doubled spaces (a .txt file: read as written, markup and all): several
 # passages at max_tokens=24, with gaps of one and of
@@ -28,7 +29,7 @@ def open_index(tmp_path: Path, encoder) -> Index:  # type: ignore[no-untyped-def
 
 
 def test_rebuild_fills_gaps_keeps_offsets_and_takes_overlaps_once() -> None:
-    passages = [(1, 2, 6, "abcd"), (2, 4, 8, "cdef"), (3, 10, 12, "gh")]
+    passages = [StoredPassage(1, 2, 6, "abcd"), StoredPassage(2, 4, 8, "cdef"), StoredPassage(3, 10, 12, "gh")]
     assert rebuild(passages, 0, 14) == " \nabcdef \ngh \n"
     assert rebuild(passages, 3, 11) == "bcdef \ng"
     assert rebuild(passages, 5, 5) == ""

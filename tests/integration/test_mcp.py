@@ -209,14 +209,17 @@ def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, t
         assert [t.name for t in (await c.list_tools()).tools] == [*READ_TOOLS, "add_texts", "remove"]
         found = await c.call_tool("search", {"query": "when do signing keys expire?", "k": 3, "group_by": "document"})
         assert found.structured_content["hits"] == expected
-        added = await c.call_tool("add_texts", {"documents": [{"id": "n1", "text": "Pruning roses in March."}]})
+        added = await c.call_tool("add_texts", {"documents": [{"id": "n1", "text": "\n\n  Pruning roses in March."}]})
         assert added.structured_content["added"] == 1
         roses = await c.call_tool("search", {"query": "pruning roses", "mode": "lexical", "k": 1})
-        assert roses.structured_content["hits"][0]["path"] == "n1"
-        context = await c.call_tool("get_passage_context", {"passage_id": roses.structured_content["hits"][0]
-                                                            ["passage_id"], "q": "roses"})
+        hit = roses.structured_content["hits"][0]
+        assert hit["path"] == "n1"
+        # The passage's place in the text as line:column (third line, after two spaces), its end just past it.
+        assert (hit["line"], hit["column"], hit["end_line"], hit["end_column"]) == (3, 3, 3, 26)
+        context = await c.call_tool("get_passage_context", {"passage_id": hit["passage_id"], "q": "roses"})
         assert context.structured_content["text"] == "Pruning roses in March." and context.structured_content[
-            "highlights"] == [[8, 13]]
+            "highlights"] == [[12, 17]]
+        assert (context.structured_content["line"], context.structured_content["end_column"]) == (3, 26)
         assert (await c.call_tool("remove", {"id": "n1"})).structured_content == {"id": "n1", "deleted": True}
         again = await c.call_tool("remove", {"id": "n1"})
         assert again.is_error and again.content[0].text == "no document with id 'n1'"

@@ -464,6 +464,15 @@ def test_document_text_and_passage_context_routes(tmp_path: Path, fake_encoder) 
         r = http.get(f"/passages/{hit.passage_id}/context", params={"chars": 20})
         assert r.status_code == 200 and r.json() == index.context(hit.passage_id, chars=20).to_dict()
         assert r.json()["text"] == hit.text and len(r.json()["before"]) == len(r.json()["after"]) == 20
+        # Where the passage is as line:column, in hits and in its context: counted in the file's own lines.
+        found = http.post("/search", json={"query": "expired refused", "k": 1, "mode": "lexical",
+                                           "filters": {"path_prefix": real}}).json()["hits"][0]
+        lines = TEXT[: hit.start].split("\n")
+        assert (found["line"], found["column"]) == (len(lines), len(lines[-1]) + 1) == (6, 3)
+        upto = TEXT[: hit.end].split("\n")
+        assert (found["end_line"], found["end_column"]) == (len(upto), len(upto[-1]) + 1) == (9, 42)
+        assert {k: r.json()[k] for k in ("line", "column", "end_line", "end_column")} == {
+            k: found[k] for k in ("line", "column", "end_line", "end_column")}
         for path, status, word in [
             ("/documents/nope", 404, "no document"),
             ("/passages/999999/context", 404, "no passage"),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from searchapp.filters import Filter
+from searchapp.lines import Position
 from searchapp.store.base import Stores
 from searchapp.types import Document, ExportedDocument, ExportedPassage, NewDocument, Span, dump_metadata
 from tests.conftest import FakeEncoder, small_fetches
@@ -78,9 +79,16 @@ def test_write_adds_documents_with_their_passages_and_removes_them(stores: Store
     assert part is not None
     assert (part.path, part.title, part.source, part.metadata, part.n_chars) == (
         "/docs/keys.md", "Keys", "file", {"team": "security"}, len(KEYS))
-    assert [(s, e, t) for _, s, e, t in part.passages] == [(38, len(KEYS), KEYS[38:])]
+    assert [(p.start, p.end, p.text) for p in part.passages] == [(38, len(KEYS), KEYS[38:])]
+    # The passage before the range comes apart from those in it: where the whitespace at its edge begins.
+    assert part.previous is not None and (part.previous.start, part.previous.end) == (0, 38)
+    assert part.following is None
     whole = stores.document_passages("/docs/keys.md", 0, len(KEYS))
-    assert whole is not None and [(s, e) for _, s, e, _ in whole.passages] == [(0, 38), (38, len(KEYS))]
+    assert whole is not None and [(p.start, p.end) for p in whole.passages] == [(0, 38), (38, len(KEYS))]
+    assert [(p.line, p.column) for p in whole.passages] == [(1, 1), (1, 39)]  # counted as the document was written
+    assert whole.previous is None and whole.following is None
+    first_only = stores.document_passages("/docs/keys.md", 0, 10)
+    assert first_only is not None and first_only.following is not None and first_only.following.start == 38
 
     # A new version replaces the old in one write; passage ids are never reused.
     write(stores, [k.id], [new_document("/docs/keys.md", FRUIT + " " + KEYS, [0, len(FRUIT) + 1 + len(KEYS)],
@@ -109,6 +117,13 @@ def test_touch_and_set_metadata_change_only_what_they_name(stores: Stores) -> No
     with stores.reader() as reader:
         rec = reader.hydrate([pid])[pid]
     assert (rec.title, rec.metadata, rec.text) == ("New title", {"team": "ops", "year": 2025}, KEYS)
+    assert (rec.line, rec.column) == (1, 1)
+    with stores.writing():  # a newer reader records where each passage starts
+        stores.touch(before.id, 30.0, starts=[Position(3, 2)])
+    with stores.reader() as reader:
+        rec = reader.hydrate([pid])[pid]
+    assert (rec.line, rec.column, rec.text) == (3, 2, KEYS)
+    assert stores.documents()["/docs/keys.md"].mtime == 30.0
     assert stores.counts() == (1, 1)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -218,8 +219,16 @@ def test_the_query_table_says_which_hit_is_a_file_and_which_a_text(tmp_path: Pat
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(app, ["query", "signing keys", "--mode", "lexical", "--index", "ix"])
     assert out.exit_code == 0, out.output
-    heads = sorted(line.split(None, 2)[2] for line in out.stdout.splitlines() if line[:3].strip().isdigit())
-    assert heads == ["file  docs/keys.md", "text  docs/keys.md"]
+    heads = sorted(re.sub(r"  passage \d+$", "", line.split(None, 2)[2]) for line in out.stdout.splitlines()
+                   if line[:3].strip().isdigit())
+    assert heads == ["file  docs/keys.md:1", "text  docs/keys.md:1"]
+    # `show` takes a path given on the command line that exists as the file, as --path-prefix does; a text's id
+    # as it is otherwise.
+    shown = CliRunner().invoke(app, ["show", "docs/keys.md", "--index", "ix"])
+    assert shown.stdout == "Rotate the signing keys every quarter.\n"
+    (tmp_path / "docs" / "keys.md").unlink()
+    shown = CliRunner().invoke(app, ["show", "docs/keys.md", "--index", "ix"])
+    assert shown.stdout == "Forged: the signing keys never expire.\n"
 
 
 def test_an_id_may_not_name_an_ingested_file(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]

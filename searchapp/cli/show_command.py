@@ -1,0 +1,168 @@
+"""``searchapp show``: a passage in the lines around it, or a whole document, read from the index (never from the
+file on disk, which may have changed since it was indexed), with a query's words marked.
+
+It reads through the calls the HTTP API's ``GET /passages/{id}/context`` and ``GET /documents/{id}`` make
+(``Index.context``, ``Index.document``) and marks words as their ``q`` does (``query/snippets.highlights``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from searchapp.cli.common import (
+    DEFAULT_INDEX,
+    IndexOpt,
+    JsonOpt,
+    color_stdout,
+    emit_json,
+    errors,
+    say,
+    shown_key,
+    styled,
+)
+from searchapp.errors import DocumentNotFoundError
+from searchapp.lines import BREAK, breaks
+from searchapp.setting import MAX_CONTEXT_CHARS
+from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
+
+if TYPE_CHECKING:
+    from searchapp.index import Index
+
+DEFAULT_CONTEXT_LINES = 3
+_PASSAGE_ID = re.compile(r"[0-9]+")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``show`` to ``app``."""
+    app.command()(show)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What ``show`` prints: ``text``, the characters ``[start, end)`` of a document, whose first line is the
+    document's line ``line`` (``None`` where the index did not record its lines), the words of ``query`` in it
+    (``highlights``, document offsets) and, for a passage, the passage."""
+
+    path: str
+    source: str
+    title: str
+    n_chars: int
+    start: int
+    text: str
+    line: int | None
+    highlights: tuple[tuple[int, int], ...]
+    passage: PassageContext | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form documented in docs/cli.md."""
+        p = self.passage
+        return {
+            "path": self.path, "source": self.source, "title": self.title, "n_chars": self.n_chars,
+            "start": self.start, "end": self.end, "line": self.line,
+            "end_line": None if self.line is None else self.line + breaks(self.text), "text": self.text,
+            "passage": None if p is None else {
+                "passage_id": p.passage_id, "start": p.start, "end": p.end, "line": p.line, "column": p.column,
+                "end_line": p.end_line, "end_column": p.end_column,
+            },
+            "highlights": [[s, e] for s, e in self.highlights],
+        }
+
+
+def show(
+    target: Annotated[str, typer.Argument(
+        help="A passage id (a hit's passage_id), or an indexed file's path (or a text's id) for the whole document.",
+        show_default=False)],
+    index: IndexOpt = DEFAULT_INDEX,
+    context: Annotated[int, typer.Option(
+        "--context", "-C", min=0, max=MAX_WHOLE, metavar="N",
+        help=f"Lines shown before and after a passage (up to {MAX_CONTEXT_CHARS:,} characters each side).",
+    )] = DEFAULT_CONTEXT_LINES,
+    query: Annotated[str | None, typer.Option(
+        "--query", help="Mark this query's words, as a hit's snippet marks them (bold on a terminal).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a passage with the lines around it, or a whole document, as the index holds it."""
+    from searchapp.index import Index
+    from searchapp.query.snippets import QueryTerms, highlights
+
+    passage: PassageContext | None = None
+    with errors(), Index(index) as ix:
+        doc: PassageContext | DocumentText
+        if _PASSAGE_ID.fullmatch(target):
+            doc = passage = ix.context(int(target), chars=MAX_CONTEXT_CHARS, lines=context)
+            text, start = passage.before + passage.text + passage.after, passage.start - len(passage.before)
+            line = None if passage.line is None else passage.line - breaks(passage.before)
+        else:
+            doc = _document(ix, target)
+            text, start, line = doc.text, doc.start, 1
+        marks = highlights(QueryTerms(query), text, start, doc.n_chars) if query else ()
+    shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, passage)
+    if as_json:
+        emit_json(shown.to_dict())
+    else:
+        _print(shown)
+
+
+def _document(ix: Index, target: str) -> DocumentText:
+    """The whole document ``target`` names: a file's path or a text's id. A path that exists names that file, as
+    ``query --path-prefix`` takes it (a text's id may look like a relative path); otherwise a text's id or a file's
+    path as stored comes first, then a file's path relative to the working folder (the file may be gone: the index
+    is read, not the disk)."""
+    keys = (target, os.path.abspath(target))
+    for key in dict.fromkeys(keys[::-1] if os.path.exists(target) else keys):
+        try:
+            return ix.document(key)
+        except DocumentNotFoundError:
+            continue
+    raise DocumentNotFoundError(f"{target!r} is not in the index: give a passage id (a hit's passage_id), an "
+                                "indexed file's path or a text's id")
+
+
+def _lines(text: str, cut: bool) -> Iterator[tuple[int, int]]:
+    """``[start, end)`` of each line of ``text`` (its line break left out). A final line break ends the last line,
+    as in a file, unless the text was ``cut`` there (before the break of an empty line that follows)."""
+    at = 0
+    for m in BREAK.finditer(text):
+        yield at, m.start()
+        at = m.end()
+    if at < len(text) or cut:
+        yield at, len(text)
+
+
+def _print(shown: Shown) -> None:
+    """The text line by line, its marks bold on a terminal (nothing added elsewhere: piped output is the text). A
+    passage's lines are numbered, as ``grep -n -C``: ``N:`` for the passage's lines, ``N-`` for its context."""
+    p, color = shown.passage, color_stdout()
+    if p is not None:
+        where = f":{p.line}:{p.column}" if p.line is not None else ""
+        say(f"{shown_key(shown.path, shown.source)}{where}  passage {p.passage_id}")
+    first = shown.line if p is not None else None  # a whole document is printed as it is, unnumbered
+    width = len(str(first + breaks(shown.text))) if first is not None else 0
+    marks = list(shown.highlights)
+    j = 0  # the first mark not yet behind the line being printed (marks are in text order, none spans a line)
+    for n, (lo, hi) in enumerate(_lines(shown.text, cut=shown.end < shown.n_chars)):
+        a, b = shown.start + lo, shown.start + hi
+        while j < len(marks) and marks[j][1] <= a:
+            j += 1
+        pieces: list[tuple[str, bool]] = []
+        at, k = a, j
+        while k < len(marks) and marks[k][0] < b:
+            s, e = max(marks[k][0], at), min(marks[k][1], b)
+            pieces += [(shown.text[at - shown.start : s - shown.start], False),
+                       (shown.text[s - shown.start : e - shown.start], True)]
+            at, k = e, k + 1
+        pieces.append((shown.text[at - shown.start : b - shown.start], False))
+        gutter = ""
+        if p is not None and first is not None:
+            gutter = f"{first + n:>{width}}{':' if b >= p.start and a < p.end else '-'} "
+        typer.echo(gutter + styled(pieces, color, layout=True))

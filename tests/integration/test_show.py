@@ -1,0 +1,117 @@
+"""The command line's places of hits: ``path:line`` in the query table, the four fields in ``--json``, and
+``searchapp show`` (a passage in its lines, a whole document; marks, JSON, errors), read from the index only."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from searchapp import Index, IndexConfig
+from searchapp.cli import app, show_command
+from searchapp.ingest.formats.load import load_document
+from tests.integration.test_line_numbers import PAGE, WORDS, folder_with_page, stripped_lines, where
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def location(tmp_path: Path, fake_encoder) -> str:  # type: ignore[no-untyped-def]
+    docs = folder_with_page(tmp_path)
+    # Control characters in a file are shown as escapes, never obeyed by the terminal.
+    (docs / "hostile.txt").write_text("First line.\nThe \x1b[2J\x1b]52;c;ZXZpbA==\x07 hostile line of keys.\nLast.\n")
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=24), encoder=fake_encoder) as ix:
+        ix.ingest(docs)
+        ix.add_texts(["A note about signing keys."], ids=["note 1"])
+    return str(tmp_path / "ix")
+
+
+def hits_of(location: str, query: str, path_glob: str = "*keys.md") -> list[dict]:  # type: ignore[type-arg]
+    out = runner.invoke(app, ["query", query, "--mode", "lexical", "-k", "50", "-i", location, "--path-glob",
+                              path_glob, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)["hits"]  # type: ignore[no-any-return]
+
+
+def test_the_cli_table_shows_path_line_and_json_has_the_four_fields(location: str) -> None:
+    hits = hits_of(location, WORDS)
+    for h in hits:
+        assert (h["line"], h["column"]) == where(PAGE, h["start"])
+        assert (h["end_line"], h["end_column"]) == where(PAGE, h["end"])
+    table = runner.invoke(app, ["query", WORDS, "--mode", "lexical", "-k", "50", "-i", location, "--path-glob",
+                                "*keys.md"])
+    assert table.exit_code == 0, table.output
+    heads = [line for line in table.stdout.splitlines() if "docs/keys.md" in line]
+    assert [re.search(r"docs/keys\.md:(\d+)  passage (\d+)", line).groups() for line in heads] == [  # type: ignore[union-attr]
+        (str(h["line"]), str(h["passage_id"])) for h in hits]
+
+
+def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    [hit] = [h for h in hits_of(location, "refused") if "refused" in h["text"]]
+    lines = PAGE.split("\n")
+    out = runner.invoke(app, ["show", str(hit["passage_id"]), "-i", location])
+    assert out.exit_code == 0, out.output
+    head, *body = out.stdout.splitlines()
+    assert head == f"file  docs/keys.md:{hit['line']}:{hit['column']}  passage {hit['passage_id']}"
+    first, last = hit["line"] - 3, hit["end_line"] + 3  # three lines of context by default
+    rows = [re.fullmatch(r" *(\d+)([:-]) (.*)", row).groups() for row in body]  # type: ignore[union-attr]
+    # As grep -n -C: the passage's lines numbered with ":", the context's with "-".
+    assert [(int(n), mark) for n, mark, _ in rows] == [
+        (n, ":" if hit["line"] <= n <= hit["end_line"] else "-") for n in range(first, last + 1)]
+    for n, _, text in rows:  # the file's words on each line, the list bullets blanked
+        assert text.split() == [w for w in lines[int(n) - 1].split() if w != "-"]
+    none = runner.invoke(app, ["show", str(hit["passage_id"]), "-C", "0", "-i", location, "--query", "refused keys"])
+    assert [row.split(" ", 1)[0] for row in none.stdout.splitlines()[1:]] == [
+        f"{n}:" for n in range(hit["line"], hit["end_line"] + 1)]
+    assert "\x1b" not in none.stdout  # piped: the text as it is, no marks
+
+    monkeypatch.setattr(show_command, "color_stdout", lambda: True)
+    tty = runner.invoke(app, ["show", str(hit["passage_id"]), "-C", "0", "-i", location, "--query", "refused keys"],
+                        color=True)
+    assert "\x1b[1;33mrefused\x1b[0m" in tty.stdout and "\x1b[1;33mkeys\x1b[0m" in tty.stdout
+
+    as_json = json.loads(runner.invoke(app, ["show", str(hit["passage_id"]), "-C", "1", "-i", location, "--query",
+                                             "refused", "--json"]).stdout)
+    assert as_json["passage"] == {k: hit[k] for k in ("passage_id", "start", "end", "line", "column", "end_line",
+                                                      "end_column")}
+    assert (as_json["line"], as_json["end_line"]) == (hit["line"] - 1, hit["end_line"] + 1)
+    assert as_json["text"].split() == PAGE[as_json["start"] : as_json["end"]].replace("-", "").split()
+    assert [PAGE[s:e] for s, e in as_json["highlights"]] == ["refused"]
+    assert (as_json["path"], as_json["source"]) == (hit["path"], "file")
+
+
+def test_show_a_whole_document_by_path_or_text_id(location: str, tmp_path: Path) -> None:
+    whole = runner.invoke(app, ["show", "docs/keys.md", "-i", location])  # relative to the working folder
+    assert whole.exit_code == 0, whole.output
+    loaded = load_document(tmp_path / "docs" / "keys.md").text
+    assert stripped_lines(whole.stdout) == stripped_lines(loaded.expandtabs(8))  # the file's lines
+    assert whole.stdout.splitlines()[5] == "  Signing keys"  # line 6 of the file: the heading, its mark blanked
+    assert "\n    Indented    code about" in whole.stdout  # the tab to the next tab stop (8)
+    again = runner.invoke(app, ["show", str(tmp_path / "docs" / "keys.md"), "-i", location, "--json",
+                                "--query", "keys"])
+    shown = json.loads(again.stdout)
+    assert (shown["start"], shown["end"], shown["line"], shown["end_line"]) == (0, len(PAGE), 1, PAGE.count("\n") + 1)
+    assert shown["passage"] is None and shown["text"].count("\n") == PAGE.count("\n")
+    # Every "key" and "keys" the reader kept (the front matter's "Keys" is blanked), as a hit's snippet marks them.
+    assert shown["highlights"] == [[m.start(), m.end()] for m in re.finditer(r"(?i)\bkeys?\b", loaded)]
+    note = runner.invoke(app, ["show", "note 1", "-i", location])
+    assert note.exit_code == 0 and note.stdout == "A note about signing keys.\n"
+
+    hostile = runner.invoke(app, ["show", "docs/hostile.txt", "-i", location])
+    assert hostile.exit_code == 0 and "\x1b" not in hostile.stdout and "\x07" not in hostile.stdout
+    assert "The \\x1b[2J\\x1b]52;c;ZXZpbA==\\x07 hostile line of keys." in hostile.stdout.splitlines()
+
+
+def test_show_refuses_what_the_index_does_not_hold_in_one_line(location: str) -> None:
+    for target, message in [("999999", "no passage with id 999999"),
+                             ("docs/missing.md", "'docs/missing.md' is not in the index"),
+                             ("0", "passage_id must be a whole number")]:
+        out = runner.invoke(app, ["show", target, "-i", location])
+        assert out.exit_code == 1, (target, out.output)
+        assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
+        assert "Traceback" not in out.output
+    gone = runner.invoke(app, ["show", "1", "-i", str(Path(location).parent / "nope")])
+    assert gone.exit_code == 1 and gone.stderr.startswith("error: ") and gone.stderr.count("\n") == 1
