@@ -8,11 +8,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from searchapp.clean import clean_map
 from searchapp.cli.common import (
     DEFAULT_INDEX,
     BatchSizeOpt,
@@ -197,6 +199,13 @@ def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
             state["bar"].__exit__(None, None, None)
 
 
+class TextForm(str, Enum):
+    """Which text of a passage the query table shows (the JSON gives both, ``text`` and ``clean_text``)."""
+
+    exact = "exact"
+    clean = "clean"
+
+
 @fusion_options()
 @search_options(own={"filters": ("filter_", "path_prefix", "path_glob")}, short={"k": "-k"})
 def query(
@@ -214,6 +223,11 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    text_form: Annotated[
+        TextForm, typer.Option("--text", help="The passage text the table shows: exact (as stored, markup blanked "
+                               "to spaces) or clean (blanks collapsed, include directives dropped, as --json's "
+                               "clean_text).")
+    ] = TextForm.exact,
     as_json: JsonOpt = False,
     *,
     options: dict[str, Any],
@@ -233,7 +247,7 @@ def query(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
                 )
     for q, hits in zip(queries, results, strict=True):
-        _render(q, options["mode"], hits, as_json, header=file is not None)
+        _render(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
 
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> Filter | None:
@@ -260,7 +274,7 @@ def _queries(text: str | None, file: Path | None) -> list[str]:
     return queries
 
 
-def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool) -> None:
+def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool, clean: bool = False) -> None:
     """One query's hits: a JSON document (one line each with --file), or a readable table."""
     if as_json:
         doc = {"query": query, "mode": mode, "hits": [h.to_dict() for h in hits]}
@@ -278,7 +292,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")
-        say_styled(_snippet_pieces(h), indent=5)
+        say_styled(_snippet_pieces(h, clean), indent=5)
         if h.explain is not None:
             for line in _explain_lines(h.explain):
                 say(f"     | {line}")
@@ -315,24 +329,47 @@ def _explain_lines(e: Explanation) -> list[str]:
     ]
 
 
-def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:
-    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on."""
+def _snippet_pieces(hit: Hit, clean: bool = False) -> list[tuple[str, bool]]:
+    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on; ``clean``: the
+    characters of the clean text that come from the snippet's window (``clean.py``)."""
     sn = hit.snippet or Snippet(hit.start, min(hit.end, hit.start + 160))
 
     def cut(s: int, e: int) -> str:
         return hit.text[s - hit.start : e - hit.start]
 
     pieces: list[tuple[str, bool]] = [("...", False)] if sn.start > hit.start else []
-    at = sn.start
-    for s, e in sn.highlights:
-        pieces += [(cut(at, s), False), (cut(s, e), True)]
-        at = e
-    pieces.append((cut(at, sn.end), False))
+    if clean:
+        pieces += _clean_pieces(hit, sn)
+    else:
+        at = sn.start
+        for s, e in sn.highlights:
+            pieces += [(cut(at, s), False), (cut(s, e), True)]
+            at = e
+        pieces.append((cut(at, sn.end), False))
     if sn.end < hit.end:
         pieces.append(("...", False))
     first = next((i for i, (text, _) in enumerate(pieces) if text.strip()), None)
     if first is not None:  # no white space before the first word
         pieces[first] = (pieces[first][0].lstrip(), pieces[first][1])
+    return pieces
+
+
+def _clean_pieces(hit: Hit, sn: Snippet) -> list[tuple[str, bool]]:
+    """The clean text's characters whose origin lies in the snippet's window, as (text, is a match) pieces."""
+    text, origins = clean_map(hit.text)
+    marks = [(s - hit.start, e - hit.start) for s, e in sn.highlights]
+    pieces: list[tuple[str, bool]] = []
+    mark = 0
+    for ch, origin in zip(text, origins, strict=True):
+        if not sn.start - hit.start <= origin < sn.end - hit.start:
+            continue
+        while mark < len(marks) and marks[mark][1] <= origin:
+            mark += 1
+        lit = mark < len(marks) and marks[mark][0] <= origin
+        if pieces and pieces[-1][1] == lit:
+            pieces[-1] = (pieces[-1][0] + ch, lit)
+        else:
+            pieces.append((ch, lit))
     return pieces
 
 

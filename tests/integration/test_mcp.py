@@ -380,3 +380,15 @@ def test_stdio_answers_each_malformed_line_with_a_json_rpc_error_and_goes_on(sma
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_a_search_tool_hit_carries_its_clean_text(small_index) -> None:  # type: ignore[no-untyped-def]
+    small_index.add_texts(["Prune   the   roses.\n\n\n\n--8<-- \"roses.md\"\nIn  March."], ids=["r1"])
+
+    async def session(c: Client) -> None:
+        hit = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1})).structured_content[
+            "hits"][0]
+        assert hit["path"] == "r1" and "   " in hit["text"]
+        assert hit["clean_text"] == "Prune the roses.\n\nIn March."
+
+    drive(create_server(small_index), session)

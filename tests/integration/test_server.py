@@ -613,3 +613,12 @@ def test_no_page_of_the_server_loads_code_from_another_origin(index: Index) -> N
                 assert "//" not in "".join(__import__("re").findall(r"(?:src|href)=\"([^\"]*)\"", r.text)), path
         assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
         assert "/search" in http.get("/openapi.json").json()["paths"]
+
+
+def test_a_hit_carries_its_clean_text_beside_the_exact_one(index: Index) -> None:
+    text = "Rotate   the signing   keys.\n\n\n{* ../../docs_src/keys.py hl[2] *}\n  Done  .\n"
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        assert http.post("/documents", json={"documents": [{"id": "c1", "text": text}]}).status_code == 200
+        hit = http.post("/search", json={"query": "rotate keys", "mode": "lexical"}).json()["hits"][0]
+    assert hit["text"] == text.strip() and text[hit["start"]:hit["end"]] == hit["text"]
+    assert hit["clean_text"] == "Rotate the signing keys.\n\nDone ."
