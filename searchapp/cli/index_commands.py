@@ -63,6 +63,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(remove)
     app.command()(documents)
+    app.command()(collections)
     app.command()(export)
 
 
@@ -95,6 +96,14 @@ def ingest(
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
     ] = False,
     wait: WaitOpt = 0.0,
+    collection: Annotated[
+        str | None, typer.Option(help="Put the documents of PATH in this named collection (query --collection "
+                                 "finds them; a document is in one collection).")
+    ] = None,
+    description: Annotated[
+        str | None, typer.Option(help="What the collection holds and when to search it (with --collection; "
+                                 "`searchapp collections` and the MCP tool list_collections show it).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -105,7 +114,8 @@ def ingest(
         # address).
         options = IngestOptions(path, include=include or (), exclude=exclude or (), max_file_mb=max_file_mb,
                                 follow_links=follow_links, ignore_rules=not no_ignore, force=force,
-                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor)
+                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor,
+                                collection=collection, description=description)
         if options.ray is not None:
             from searchapp.ingest.distributed import connect
 
@@ -207,7 +217,7 @@ class TextForm(str, Enum):
 
 
 @fusion_options()
-@search_options(own={"filters": ("filter_", "path_prefix", "path_glob")}, short={"k": "-k"})
+@search_options(own={"filters": ("filter_", "path_prefix", "path_glob", "collection")}, short={"k": "-k"})
 def query(
     text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
     file: Annotated[
@@ -223,6 +233,9 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Only documents of this named collection (ingest --collection).")
+    ] = None,
     text_form: Annotated[
         TextForm, typer.Option("--text", help="The passage text the table shows: exact (as stored, markup blanked "
                                "to spaces) or clean (blanks collapsed, include directives dropped, as --json's "
@@ -239,7 +252,7 @@ def query(
 
     with errors():
         queries = _queries(text, file)
-        filters = _filters(filter_ or [], path_prefix, path_glob)
+        filters = _filters(filter_ or [], path_prefix, path_glob, collection)
         with Index(index) as ix:
             results = ix.search_batch(queries, filters=filters, **options, **fusion)
             if not any(results) and ix.is_empty():
@@ -250,11 +263,13 @@ def query(
         _render(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
 
 
-def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> Filter | None:
+def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,
+             collection: str | None = None) -> Filter | None:
     if path_prefix is not None and os.path.exists(path_prefix):
         # Files are stored by absolute path; an existing path given on the command line means that file or folder.
         path_prefix = os.path.abspath(path_prefix)
-    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob)
+    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob,
+                 collection=collection)
     return None if flt.empty else flt
 
 
@@ -433,6 +448,23 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
         say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
+
+
+def collections(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
+    """List the named collections (ingest --collection): name, documents, passages and description."""
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        found = ix.collections()
+    if as_json:
+        emit_json({"collections": [c.to_dict() for c in found]})
+        return
+    if not found:
+        say("no collections (ingest a folder with --collection NAME to name one)")
+        return
+    say(f"{'documents':>9}  {'passages':>8}  name  description")
+    for c in found:
+        say(f"{c.documents:>9}  {c.passages:>8}  {c.name}  {c.description}")
 
 
 def export(
