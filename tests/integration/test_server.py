@@ -637,7 +637,8 @@ def test_collections_are_listed_and_searched_apart_over_http(tmp_path: Path, ind
                                        "filters": {"collection": "runbooks"}})
         assert [h["path"] for h in r.json()["hits"]] == [str((docs / "page.md").resolve())]
         assert len(http.post("/search", json={"query": "signing keys", "mode": "lexical"}).json()["hits"]) == 2
-        # The client sends the same filter, and the Python API takes it as the HTTP form does.
+        # The client sends the same filter and lists the same collections; the Python API takes the HTTP form.
+        assert Client(url).collections() == index.collections()
         assert [h.path for h in Client(url).search("signing keys", mode="lexical", filters={"collection": "nothing"})
                 ] == []
     assert [h.path for h in index.search("signing keys", mode="lexical", filters={"collection": "runbooks"})] == [
