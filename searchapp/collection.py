@@ -37,6 +37,17 @@ def check_description(text: object) -> str:
     return string("collection description", text, MAX_DESCRIPTION_CHARS)
 
 
+def check_collection(name: object, description: object) -> None:
+    """An ingest's collection options checked: a name that can name a collection, where given; a description only
+    with a name, and one that can describe it."""
+    if name is not None:
+        check_name(name)
+    if description is not None:
+        if name is None:
+            raise ConfigError("a description describes a collection: give the collection's name with it")
+        check_description(description)
+
+
 def setting_rows(name: str, description: str) -> dict[str, str]:
     """The settings row that holds ``name``'s description."""
     return {_ROW + name: json.dumps(description)}

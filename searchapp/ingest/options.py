@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchapp.collection import check_description, check_name
+from searchapp.collection import check_collection
 from searchapp.errors import ConfigError, SearchappError
 from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.formats.registry import format_for, supported_suffixes
@@ -171,12 +171,7 @@ class IngestOptions:
         object.__setattr__(self, "exclude", _strings("exclude", self.exclude))
         if self.within is not None:
             object.__setattr__(self, "within", tuple(sorted(_strings("within", self.within, "paths"))))
-        if self.collection is not None:
-            check_name(self.collection)
-        if self.description is not None:
-            if self.collection is None:
-                raise ConfigError("a description describes a collection: give the collection's name with it")
-            check_description(self.description)
+        check_collection(self.collection, self.description)
 
     @classmethod
     def of(cls, root: str | os.PathLike[str] | IngestOptions, **options: Any) -> IngestOptions:
