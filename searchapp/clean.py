@@ -16,8 +16,41 @@ import re
 # A whole line that only includes another file: mkdocs' `{* path *}` (FastAPI's docs), pymdown's snippet lines
 # (`--8<-- "file"`, or a bare `--8<--` opening and closing a block of file names).
 _DIRECTIVE = re.compile(r"[ \t]*(?:\{\*[^\n]*\*\}|-{2,}8<-{2,}[^\n]*)[ \t]*")
-# Blanks within a line: everything a markup reader blanks to, and the white space a line may hold.
-_BLANKS = re.compile(r"[ \t\f\v\r\u00a0]+")
+# Blanks within a line, each read as a space (one for one, so that offsets hold); a run of two or more is collapsed.
+_SPACES = str.maketrans(dict.fromkeys("\t\f\v\r\u00a0", " "))
+
+
+def _pieces(text: str) -> list[tuple[str, int]]:
+    """The clean text as pieces, each with the offset in ``text`` its first character comes from; a piece of
+    more than one character comes whole from there (a collapsed blank or a line break is a piece of its own).
+    Runs of blanks are found with ``str.find`` (the regular expression engine scans a character class slowly)."""
+    out: list[tuple[str, int]] = []
+    gap: int | None = None  # where the last kept line ended, None before the first
+    blank_between = False
+    at = 0
+    for line in text.split("\n"):
+        start, at = at, at + len(line) + 1
+        spaced = line.translate(_SPACES)
+        body = spaced.lstrip(" ")
+        base = start + len(spaced) - len(body)
+        body = body.rstrip(" ")
+        if not body or _DIRECTIVE.fullmatch(spaced):
+            blank_between = blank_between or (gap is not None and not body)
+            continue
+        if gap is not None:
+            out.append(("\n\n" if blank_between else "\n", gap))
+        blank_between = False
+        pos = 0
+        while (run := body.find("  ", pos)) >= 0:
+            end = run + 2
+            while body[end] == " ":  # the body ends with no space: a run always ends before it does
+                end += 1
+            out.append((body[pos:run], base + pos))
+            out.append((" ", base + run))
+            pos = end
+        out.append((body[pos:], base + pos))
+        gap = start + len(line)
+    return out
 
 
 def clean_map(text: str) -> tuple[str, list[int]]:
@@ -27,43 +60,13 @@ def clean_map(text: str) -> tuple[str, list[int]]:
 
     :returns: ``(clean, origins)``, ``len(origins) == len(clean)``, ``origins`` increasing.
     """
-    out: list[str] = []
+    pieces = _pieces(text)
     origins: list[int] = []
-    gap: int | None = None  # where the last kept line ended, None before the first
-    blank_between = False
-    at = 0
-    for line in text.split("\n"):
-        start, at = at, at + len(line) + 1
-        if _DIRECTIVE.fullmatch(line):
-            continue
-        pieces: list[tuple[str, int]] = []
-        pos = 0
-        for m in _BLANKS.finditer(line):
-            if m.start() > pos:
-                pieces.append((line[pos:m.start()], start + pos))
-            pieces.append((" ", start + m.start()))
-            pos = m.end()
-        if pos < len(line):
-            pieces.append((line[pos:], start + pos))
-        while pieces and pieces[0][0] == " ":
-            pieces.pop(0)
-        while pieces and pieces[-1][0] == " ":
-            pieces.pop()
-        if not pieces:
-            blank_between = gap is not None
-            continue
-        if gap is not None:
-            breaks = "\n\n" if blank_between else "\n"
-            out.append(breaks)
-            origins.extend([gap] * len(breaks))
-        blank_between = False
-        for piece, origin in pieces:
-            out.append(piece)
-            origins.extend(range(origin, origin + len(piece)) if piece != " " else [origin])
-        gap = start + len(line)
-    return "".join(out), origins
+    for piece, origin in pieces:
+        origins.extend([origin] * len(piece) if piece in ("\n", "\n\n", " ") else range(origin, origin + len(piece)))
+    return "".join(piece for piece, _ in pieces), origins
 
 
 def clean_text(text: str) -> str:
     """``text`` as :func:`clean_map` cleans it (markup blanks collapsed, include directives dropped)."""
-    return clean_map(text)[0]
+    return "".join(piece for piece, _ in _pieces(text))
