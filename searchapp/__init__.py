@@ -27,12 +27,13 @@ from searchapp.filters import Filter
 from searchapp.index import Index
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.pipeline import IngestSummary
-from searchapp.reports import IndexStats
+from searchapp.reports import CollectionListing, IndexStats
 from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CollectionListing",
     "ConfigError",
     "DeviceError",
     "Document",

@@ -12,6 +12,7 @@ import httpx
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, SearchappError
 from searchapp.ids import check_text_id
 from searchapp.query.options import SearchKwargs, check, check_queries, nest
+from searchapp.reports import CollectionListing
 from searchapp.types import Hit
 
 if TYPE_CHECKING:
@@ -90,6 +91,10 @@ class Client:
             except IndexNotFoundError:
                 pass
         return removed
+
+    def collections(self) -> list[CollectionListing]:
+        """``GET /collections``: the named collections, as :meth:`searchapp.Index.collections` gives them."""
+        return [CollectionListing(**c) for c in self._call("GET", "/collections")["collections"]]
 
     def status(self) -> dict[str, Any]:
         """``GET /status``."""

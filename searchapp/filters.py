@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from searchapp.collection import MAX_NAME_CHARS
 from searchapp.errors import ConfigError
 from searchapp.setting import (
     MAX_FILTER_CHARS,
@@ -41,9 +42,11 @@ class Filter:
     ``path_prefix``: the document's path (or text id) starts with this string (case-sensitive).
     ``path_glob``: the document's full path (or text id) matches this glob (``*`` also matches ``/``; ``?``,
     ``[abc]``, ``[a-z]``, ``[^abc]``; case-sensitive; SQLite's ``GLOB``), e.g. ``*.md`` or ``*/guides/*``.
+    ``collection``: the document is in this named collection (``searchapp ingest --collection``; collection.py).
 
     Bounds (``setting.py``): at most ``MAX_FILTER_KEYS`` keys, ``MAX_FILTER_KEY_VALUES`` values for a key and
-    ``MAX_FILTER_VALUES`` in all; strings of at most ``MAX_FILTER_CHARS`` characters, a glob ``MAX_GLOB_CHARS``;
+    ``MAX_FILTER_VALUES`` in all; strings of at most ``MAX_FILTER_CHARS`` characters, a glob ``MAX_GLOB_CHARS``, a
+    collection's name ``collection.MAX_NAME_CHARS``;
     every string Unicode text (no lone surrogate), every number one the stores hold (a whole number within 64
     bits, a finite float). Anything else is a ``ConfigError`` naming the field and the bound.
     """
@@ -52,6 +55,7 @@ class Filter:
                                                            metadata={_BOUND: MAX_FILTER_KEYS})
     path_prefix: str | None = field(default=None, metadata={_BOUND: MAX_FILTER_CHARS})
     path_glob: str | None = field(default=None, metadata={_BOUND: MAX_GLOB_CHARS})
+    collection: str | None = field(default=None, metadata={_BOUND: MAX_NAME_CHARS})
 
     def __post_init__(self) -> None:
         if not isinstance(self.metadata, Mapping):
@@ -78,13 +82,14 @@ class Filter:
                 raise ConfigError(f"filter {key!r}: give a string, number or boolean, or a non-empty list of them")
             for v in values:
                 _check_value(key, v)
-        for name in PATH_FIELDS:
+        for name in STRING_FIELDS:
             if getattr(self, name) is not None:
                 string(f"filters.{name}", getattr(self, name), MAX_LENGTH[name])
 
     @classmethod
     def parse(cls, value: Filter | Mapping[str, Any] | None) -> Filter | None:
-        """A ``Filter`` from its JSON form ``{"metadata": {...}, "path_prefix": ..., "path_glob": ...}``."""
+        """A ``Filter`` from its JSON form ``{"metadata": {...}, "path_prefix": ..., "path_glob": ...,
+        "collection": ...}``."""
         if value is None or isinstance(value, Filter):
             return value
         if not isinstance(value, Mapping):
@@ -95,18 +100,18 @@ class Filter:
         metadata = value.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ConfigError("filters.metadata must be an object of key -> value")
-        return cls(dict(metadata), **{name: value.get(name) for name in PATH_FIELDS})
+        return cls(dict(metadata), **{name: value.get(name) for name in STRING_FIELDS})
 
     @property
     def empty(self) -> bool:
         """Whether the filter lets every document through."""
-        return not self.metadata and all(getattr(self, name) is None for name in PATH_FIELDS)
+        return not self.metadata and all(getattr(self, name) is None for name in STRING_FIELDS)
 
 
 # A filter's conditions by name, in declaration order (its JSON form's keys), and those that are a string matched
-# against a document's path or text id (all but ``metadata``, the ones that default to none).
+# against a document's path or text id, or its collection (all but ``metadata``, the ones that default to none).
 FIELDS = tuple(f.name for f in fields(Filter))
-PATH_FIELDS = tuple(f.name for f in fields(Filter) if f.default is None)
+STRING_FIELDS = tuple(f.name for f in fields(Filter) if f.default is None)
 # Each condition's bound: the most characters of a path condition, the most keys of the metadata (the HTTP form's
 # ``max_length``); the bounds on values are checked with the values.
 MAX_LENGTH = {f.name: int(f.metadata[_BOUND]) for f in fields(Filter)}

@@ -29,7 +29,14 @@ from searchapp.ingest.texts import text_records
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs
-from searchapp.reports import DocumentListing, IndexStats, document_listing, index_stats
+from searchapp.reports import (
+    CollectionListing,
+    DocumentListing,
+    IndexStats,
+    collection_listing,
+    document_listing,
+    index_stats,
+)
 from searchapp.setting import MAX_THREADS, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
@@ -343,6 +350,10 @@ class Index:
     def search_batch(self, queries: Sequence[str], **options: Unpack[SearchKwargs]) -> list[list[Hit]]:
         """:meth:`search` for many queries, encoded in batches."""
         return self._engine().search_batch(queries, **options)
+
+    def collections(self) -> list[CollectionListing]:
+        """The named collections (``ingest(..., collection=NAME)``) with their descriptions and counts, by name."""
+        return collection_listing(self.stores)
 
     def documents(self) -> list[DocumentListing]:
         """Every indexed document with its passage count, by path (or text id)."""

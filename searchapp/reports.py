@@ -1,12 +1,15 @@
-"""What an index reports of itself: :class:`IndexStats` (``searchapp status``) and :class:`DocumentListing`
-(``searchapp documents``), with their stable JSON forms (docs/cli.md)."""
+"""What an index reports of itself: :class:`IndexStats` (``searchapp status``), :class:`DocumentListing`
+(``searchapp documents``) and :class:`CollectionListing` (``searchapp collections``), with their stable JSON forms
+(docs/cli.md)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from searchapp.collection import descriptions, of_metadata
 from searchapp.config import IndexConfig
 from searchapp.encode.provenance import Provenance
 from searchapp.store.base import Stores
@@ -90,3 +93,35 @@ def document_listing(stores: Stores) -> list[DocumentListing]:
                         mtime=doc.mtime, indexed_at=doc.indexed_at)
         for key, doc in sorted(stores.documents().items())
     ]
+
+
+@dataclass(frozen=True)
+class CollectionListing:
+    """One named collection as ``searchapp collections`` lists it: its name, its description (``""`` where none
+    was given) and how many documents and passages it holds."""
+
+    name: str
+    description: str
+    documents: int
+    passages: int
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {"name": self.name, "description": self.description, "documents": self.documents,
+                "passages": self.passages}
+
+
+def collection_listing(stores: Stores) -> list[CollectionListing]:
+    """Every collection that holds a document in ``stores``, by name, with its description and counts (a
+    described collection whose documents are all gone is not listed)."""
+    counts = Counter(stores.passage_documents().values())
+    documents: Counter[str] = Counter()
+    passages: Counter[str] = Counter()
+    for key, doc in stores.documents().items():
+        name = of_metadata(json.loads(doc.metadata))
+        if name is not None:
+            documents[name] += 1
+            passages[name] += counts.get(key, 0)
+    described = descriptions(stores.settings())
+    return [CollectionListing(name, described.get(name, ""), documents[name], passages[name])
+            for name in sorted(documents)]

@@ -9,6 +9,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from searchapp.clean import clean_text
+
 
 @dataclass(frozen=True)
 class Heading:
@@ -113,6 +115,8 @@ class Hit:
     document's text and ``end_line``/``end_column`` where it ends (the place of ``end``, just past its last
     character), from 1, columns in characters, a line ending at ``\\n``, ``\\r\\n`` or ``\\r``; ``None`` for a
     passage of an index from before they were recorded (until its file is read again), or from an older server.
+    ``clean_text`` is ``text`` for a prompt: markup blanks collapsed, include directives' lines dropped
+    (``clean.py``; its offsets are not the document's, ``start``/``end`` are ``text``'s).
     """
 
     rank: int
@@ -137,6 +141,12 @@ class Hit:
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
+    # The text for a prompt (clean.py): computed from ``text`` when not given (an older server's JSON lacks it).
+    clean_text: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.clean_text:
+            object.__setattr__(self, "clean_text", clean_text(self.text))
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -157,6 +167,7 @@ class Hit:
             "end_line": self.end_line,
             "end_column": self.end_column,
             "text": self.text,
+            "clean_text": self.clean_text,
             "metadata": dict(self.metadata),
             "snippet": self.snippet.to_dict() if self.snippet else None,
             "explain": self.explain.to_dict() if self.explain else None,

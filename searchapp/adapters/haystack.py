@@ -9,19 +9,22 @@ from typing import Any
 
 from haystack import Document, component
 
-from searchapp.adapters.common import Searcher, hit_metadata
+from searchapp.adapters.common import Searcher, check_text, hit_metadata, passage_text
 
 
 @component
 class SearchappRetriever:
     """Input ``query`` (and optionally ``top_k``, ``filters`` in searchapp's form); output ``documents``: the best
-    passages as Haystack ``Document`` s with ``score`` and the metadata of
+    passages as Haystack ``Document`` s (the content exact, or with ``text="clean"`` the hit's clean text) with
+    ``score`` and the metadata of
     :func:`~searchapp.adapters.common.hit_metadata`."""
 
     def __init__(
-        self, searcher: Searcher, top_k: int = 4, mode: str = "hybrid", filters: dict[str, Any] | None = None
+        self, searcher: Searcher, top_k: int = 4, mode: str = "hybrid", filters: dict[str, Any] | None = None,
+        text: str = "exact",
     ) -> None:
         self.searcher, self.top_k, self.mode, self.filters = searcher, top_k, mode, filters
+        self.text = check_text(text)
 
     @component.output_types(documents=list[Document])
     def run(
@@ -31,6 +34,6 @@ class SearchappRetriever:
             query, k=top_k or self.top_k, mode=self.mode, filters=filters if filters is not None else self.filters
         )
         return {
-            "documents": [Document(id=str(h.passage_id), content=h.text, meta=hit_metadata(h), score=h.score)
-                          for h in hits]
+            "documents": [Document(id=str(h.passage_id), content=passage_text(h, self.text), meta=hit_metadata(h),
+                                   score=h.score) for h in hits]
         }

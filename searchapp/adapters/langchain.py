@@ -12,11 +12,12 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from searchapp.adapters.common import Searcher, hit_metadata
+from searchapp.adapters.common import Searcher, check_text, hit_metadata, passage_text
 
 
 class SearchappRetriever(BaseRetriever):
-    """Returns the ``k`` best passages as ``Document`` s (``page_content`` the passage, ``metadata`` the
+    """Returns the ``k`` best passages as ``Document`` s (``page_content`` the passage, exact or with
+    ``text="clean"`` its clean text; ``metadata`` the
     document's metadata plus path, title, span and scores; ``id`` the passage id)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -25,8 +26,13 @@ class SearchappRetriever(BaseRetriever):
     k: int = 4
     mode: str = "hybrid"
     filters: dict[str, Any] | None = None
+    text: str = "exact"  # or "clean": page_content is the hit's clean_text (markup blanks collapsed)
+
+    def model_post_init(self, context: Any) -> None:
+        check_text(self.text)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         searcher: Searcher = self.searcher
         hits = searcher.search(query, k=self.k, mode=self.mode, filters=self.filters)
-        return [Document(page_content=h.text, metadata=hit_metadata(h), id=str(h.passage_id)) for h in hits]
+        return [Document(page_content=passage_text(h, self.text), metadata=hit_metadata(h), id=str(h.passage_id))
+                for h in hits]

@@ -8,11 +8,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from searchapp.clean import clean_map
 from searchapp.cli.common import (
     DEFAULT_INDEX,
     BatchSizeOpt,
@@ -61,6 +63,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(remove)
     app.command()(documents)
+    app.command()(collections)
     app.command()(export)
 
 
@@ -93,6 +96,14 @@ def ingest(
         bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
     ] = False,
     wait: WaitOpt = 0.0,
+    collection: Annotated[
+        str | None, typer.Option(help="Put the documents of PATH in this named collection (query --collection "
+                                 "finds them; a document is in one collection).")
+    ] = None,
+    description: Annotated[
+        str | None, typer.Option(help="What the collection holds and when to search it (with --collection; "
+                                 "`searchapp collections` and the MCP tool list_collections show it).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
@@ -103,7 +114,8 @@ def ingest(
         # address).
         options = IngestOptions(path, include=include or (), exclude=exclude or (), max_file_mb=max_file_mb,
                                 follow_links=follow_links, ignore_rules=not no_ignore, force=force,
-                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor)
+                                workers=workers, actors=actors, gpus_per_actor=gpus_per_actor,
+                                collection=collection, description=description)
         if options.ray is not None:
             from searchapp.ingest.distributed import connect
 
@@ -197,8 +209,15 @@ def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
             state["bar"].__exit__(None, None, None)
 
 
+class TextForm(str, Enum):
+    """Which text of a passage the query table shows (the JSON gives both, ``text`` and ``clean_text``)."""
+
+    exact = "exact"
+    clean = "clean"
+
+
 @fusion_options()
-@search_options(own={"filters": ("filter_", "path_prefix", "path_glob")}, short={"k": "-k"})
+@search_options(own={"filters": ("filter_", "path_prefix", "path_glob", "collection")}, short={"k": "-k"})
 def query(
     text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
     file: Annotated[
@@ -214,6 +233,14 @@ def query(
         str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
     ] = None,
     path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Only documents of this named collection (ingest --collection).")
+    ] = None,
+    text_form: Annotated[
+        TextForm, typer.Option("--text", help="The passage text the table shows: exact (as stored, markup blanked "
+                               "to spaces) or clean (blanks collapsed, include directives dropped, as --json's "
+                               "clean_text).")
+    ] = TextForm.exact,
     as_json: JsonOpt = False,
     *,
     options: dict[str, Any],
@@ -225,7 +252,7 @@ def query(
 
     with errors():
         queries = _queries(text, file)
-        filters = _filters(filter_ or [], path_prefix, path_glob)
+        filters = _filters(filter_ or [], path_prefix, path_glob, collection)
         with Index(index) as ix:
             results = ix.search_batch(queries, filters=filters, **options, **fusion)
             if not any(results) and ix.is_empty():
@@ -233,14 +260,16 @@ def query(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
                 )
     for q, hits in zip(queries, results, strict=True):
-        _render(q, options["mode"], hits, as_json, header=file is not None)
+        _render(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
 
 
-def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None) -> Filter | None:
+def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,
+             collection: str | None = None) -> Filter | None:
     if path_prefix is not None and os.path.exists(path_prefix):
         # Files are stored by absolute path; an existing path given on the command line means that file or folder.
         path_prefix = os.path.abspath(path_prefix)
-    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob)
+    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob,
+                 collection=collection)
     return None if flt.empty else flt
 
 
@@ -260,7 +289,7 @@ def _queries(text: str | None, file: Path | None) -> list[str]:
     return queries
 
 
-def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool) -> None:
+def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool, clean: bool = False) -> None:
     """One query's hits: a JSON document (one line each with --file), or a readable table."""
     if as_json:
         doc = {"query": query, "mode": mode, "hits": [h.to_dict() for h in hits]}
@@ -278,7 +307,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool)
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")
-        say_styled(_snippet_pieces(h), indent=5)
+        say_styled(_snippet_pieces(h, clean), indent=5)
         if h.explain is not None:
             for line in _explain_lines(h.explain):
                 say(f"     | {line}")
@@ -315,24 +344,47 @@ def _explain_lines(e: Explanation) -> list[str]:
     ]
 
 
-def _snippet_pieces(hit: Hit) -> list[tuple[str, bool]]:
-    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on."""
+def _snippet_pieces(hit: Hit, clean: bool = False) -> list[tuple[str, bool]]:
+    """The hit's snippet as (text, is a match) pieces, with "..." where the passage goes on; ``clean``: the
+    characters of the clean text that come from the snippet's window (``clean.py``)."""
     sn = hit.snippet or Snippet(hit.start, min(hit.end, hit.start + 160))
 
     def cut(s: int, e: int) -> str:
         return hit.text[s - hit.start : e - hit.start]
 
     pieces: list[tuple[str, bool]] = [("...", False)] if sn.start > hit.start else []
-    at = sn.start
-    for s, e in sn.highlights:
-        pieces += [(cut(at, s), False), (cut(s, e), True)]
-        at = e
-    pieces.append((cut(at, sn.end), False))
+    if clean:
+        pieces += _clean_pieces(hit, sn)
+    else:
+        at = sn.start
+        for s, e in sn.highlights:
+            pieces += [(cut(at, s), False), (cut(s, e), True)]
+            at = e
+        pieces.append((cut(at, sn.end), False))
     if sn.end < hit.end:
         pieces.append(("...", False))
     first = next((i for i, (text, _) in enumerate(pieces) if text.strip()), None)
     if first is not None:  # no white space before the first word
         pieces[first] = (pieces[first][0].lstrip(), pieces[first][1])
+    return pieces
+
+
+def _clean_pieces(hit: Hit, sn: Snippet) -> list[tuple[str, bool]]:
+    """The clean text's characters whose origin lies in the snippet's window, as (text, is a match) pieces."""
+    text, origins = clean_map(hit.text)
+    marks = [(s - hit.start, e - hit.start) for s, e in sn.highlights]
+    pieces: list[tuple[str, bool]] = []
+    mark = 0
+    for ch, origin in zip(text, origins, strict=True):
+        if not sn.start - hit.start <= origin < sn.end - hit.start:
+            continue
+        while mark < len(marks) and marks[mark][1] <= origin:
+            mark += 1
+        lit = mark < len(marks) and marks[mark][0] <= origin
+        if pieces and pieces[-1][1] == lit:
+            pieces[-1] = (pieces[-1][0] + ch, lit)
+        else:
+            pieces.append((ch, lit))
     return pieces
 
 
@@ -396,6 +448,23 @@ def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
         say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
+
+
+def collections(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
+    """List the named collections (ingest --collection): name, documents, passages and description."""
+    from searchapp.index import Index
+
+    with errors(), Index(index) as ix:
+        found = ix.collections()
+    if as_json:
+        emit_json({"collections": [c.to_dict() for c in found]})
+        return
+    if not found:
+        say("no collections (ingest a folder with --collection NAME to name one)")
+        return
+    say(f"{'documents':>9}  {'passages':>8}  name  description")
+    for c in found:
+        say(f"{c.documents:>9}  {c.passages:>8}  {c.name}  {c.description}")
 
 
 def export(

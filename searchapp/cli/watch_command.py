@@ -17,6 +17,7 @@ import typer
 from searchapp.cli import common
 from searchapp.cli.common import display_path, errors, say
 from searchapp.cli.index_commands import embedding_progress, open_for_ingest, summary_line, warn_failures
+from searchapp.collection import check_collection
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
 
@@ -61,11 +62,12 @@ def real_folders(folders: Sequence[Path], index: str) -> list[Path]:
 def watcher(
     ix: Index, folders: Sequence[Path], stop: threading.Event, *, include: Sequence[str] = (),
     exclude: Sequence[str] = (), max_file_mb: float = 100.0, follow_links: bool = False, ignore_rules: bool = True,
-    debounce: float = 0.5, poll: float | None = None, as_json: bool = False,
+    debounce: float = 0.5, poll: float | None = None, as_json: bool = False, collection: str | None = None,
+    description: str | None = None,
 ) -> Watcher:
     """A watcher of ``folders`` that writes to ``ix`` with the ingest's options and reports each write session
     on stderr (its files' warnings, progress and a summary line; with ``as_json``, the summary as one JSON line
-    on stdout)."""
+    on stdout); with ``collection``, every file it writes is put in that named collection (ingest --collection)."""
     try:
         import watchfiles  # noqa: F401  (imported by the watcher's thread; missing, it is one line here)
     except ImportError as exc:  # pragma: no cover - without the extra
@@ -77,7 +79,8 @@ def watcher(
     def sync(folder: Path, within: Collection[str] | None) -> IngestSummary:
         with embedding_progress() as progress:
             return ix.ingest(folder, include=include, exclude=exclude, progress=progress, max_file_mb=max_file_mb,
-                             follow_links=follow_links, ignore_rules=ignore_rules, within=within)
+                             follow_links=follow_links, ignore_rules=ignore_rules, within=within,
+                             collection=collection, description=description)
 
     def report(session: Session) -> None:
         shown = display_path(str(session.folder))
@@ -143,6 +146,12 @@ def watch(
     debounce: DebounceOpt = 0.5,
     poll: PollOpt = None,
     wait: common.WaitOpt = 0.0,
+    collection: Annotated[
+        str | None, typer.Option(help="Put the folders' documents in this named collection, as ingest --collection.")
+    ] = None,
+    description: Annotated[
+        str | None, typer.Option(help="What the collection holds (with --collection), as ingest --description.")
+    ] = None,
     as_json: common.JsonOpt = False,
 ) -> None:
     """Ingest folders, then keep the index in step as files are created, changed, renamed or deleted, until
@@ -153,13 +162,15 @@ def watch(
     """
     with errors():
         roots = real_folders(folders, index)
+        check_collection(collection, description)  # before an index is made, as ingest checks them
         ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
                              threads, wait)
         stop = threading.Event()
         with ix, stopped_by_signals(stop):
             follower = watcher(ix, roots, stop, include=include or (), exclude=exclude or (),
                                max_file_mb=max_file_mb, follow_links=follow_links, ignore_rules=not no_ignore,
-                               debounce=debounce, poll=poll, as_json=as_json)
+                               debounce=debounce, poll=poll, as_json=as_json, collection=collection,
+                               description=description)
             say(f"watching {', '.join(display_path(str(r)) for r in roots)} (Ctrl-C to stop)", err=True)
             follower.run()  # a watch that cannot go on ends as one error line, exit status 1
     say("stopped", err=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from searchapp.collection import check_collection
 from searchapp.errors import ConfigError, SearchappError
 from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.formats.registry import format_for, supported_suffixes
@@ -134,7 +135,9 @@ class IngestOptions:
     it off), so that a re-ingest removes what they now leave out; ``force``: read every file again, even one whose size
     and mtime are unchanged, as after a rewrite within one mtime tick or a clock set back; one whose content hash
     matches is still not re-embedded) and where (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with
-    ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs each).
+    ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs each), and into which named collection
+    (``collection``: each file read or found unchanged is put in it, with ``description`` recorded where given;
+    collection.py; ``None``: documents keep the collection they have).
 
     Making one checks them all: ``root`` exists and is a folder or a file a loader claims, and ``workers`` is a
     form Ray takes with an address that answers (:attr:`ray` holds the parsed Ray options, ``None`` for local).
@@ -151,6 +154,8 @@ class IngestOptions:
     workers: str = "local"
     actors: int = 1
     gpus_per_actor: float = 0
+    collection: str | None = None
+    description: str | None = None
     ray: RayOptions | None = field(init=False, default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -166,6 +171,7 @@ class IngestOptions:
         object.__setattr__(self, "exclude", _strings("exclude", self.exclude))
         if self.within is not None:
             object.__setattr__(self, "within", tuple(sorted(_strings("within", self.within, "paths"))))
+        check_collection(self.collection, self.description)
 
     @classmethod
     def of(cls, root: str | os.PathLike[str] | IngestOptions, **options: Any) -> IngestOptions:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections import Counter
@@ -13,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from searchapp.collection import KEY as COLLECTION_KEY
+from searchapp.collection import setting_rows
 from searchapp.encode.provenance import EmbeddedWith, Provenance
 from searchapp.errors import DataRejectedError, LoadError, SearchappError
 from searchapp.ingest.files import Scope, is_under, walk, walk_picks
@@ -223,6 +226,8 @@ class Ingest:
         root_key = os.path.realpath(o.root)
         stored = self.stores.documents()
         scope = None if o.within is None else Scope(o.within)
+        if o.collection is not None and o.description is not None:
+            self.stores.put_settings(setting_rows(o.collection, o.description))
         tasks, seen = self._plan(stored, o)
         results = self.stages(tasks) if self.stages is not None else self._read_ahead(tasks)
         for result, vectors in results:
@@ -297,6 +302,8 @@ class Ingest:
                 self._fail(key.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), "file name is not UTF-8")
                 continue
             old = stored.get(key)
+            if old is not None and o.collection is not None:
+                self._collect(old, o.collection)
             try:
                 st = path.stat()
             except OSError as exc:
@@ -308,6 +315,13 @@ class Ingest:
                 continue
             tasks.append(Task(str(path), key, old.id if old else None, old.sha256 if old else None, stale))
         return tasks, seen
+
+    def _collect(self, old: StoredDocument, name: str) -> None:
+        """Put an indexed file in collection ``name`` (its metadata's ``collection``), where it is not there yet:
+        a file ingested into another collection, or into none, moves without being read or embedded again."""
+        metadata = {**json.loads(old.metadata), COLLECTION_KEY: name}
+        if dump_metadata(metadata) != old.metadata:
+            self.stores.set_metadata(old.id, metadata, old.title)
 
     def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
         """Record one prepared task: a failure, a touch, or a document pending its commit."""
@@ -346,6 +360,8 @@ class Ingest:
         if vectors is not None and len(vectors) != len(result.spans):
             got, want = len(vectors), len(result.spans)
             raise SearchappError(f"{result.task.key}: {got} vectors came back for {want} passages")
+        if self.options is not None and self.options.collection is not None:
+            doc = replace(doc, metadata={**doc.metadata, COLLECTION_KEY: self.options.collection})
         self.pending.append(_Pending(doc, result.spans, result.task.stored_id, vectors))
         self.pending_passages += len(result.spans)
 

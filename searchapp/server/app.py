@@ -37,6 +37,7 @@ from searchapp.server.guard import Guard, error_body
 from searchapp.server.schemas import (
     BatchSearchRequest,
     BatchSearchResponse,
+    CollectionList,
     ContextWindow,
     DeleteResponse,
     DocumentsRequest,
@@ -120,6 +121,11 @@ def delete_text(index: Index, doc_id: str) -> DeleteResponse:
         raise HTTPException(403, f"{doc_id!r} is an ingested file: only texts can be deleted over HTTP; delete "
                             "the file and run `searchapp ingest` on its folder again")
     raise DocumentNotFoundError(f"no document with id {doc_id!r}")
+
+
+def list_collections(index: Index) -> CollectionList:
+    """``GET /collections``: the named collections with their descriptions and counts."""
+    return CollectionList(collections=index.collections())
 
 
 def status_report(index: Index, read_only: bool) -> dict[str, Any]:
@@ -216,6 +222,11 @@ def create_app(
     ) -> dict[str, Any]:
         """A passage (as in a hit's ``passage_id``) with the text before and after it in its document."""
         return read_context(index, passage_id, window)
+
+    @app.get("/collections", response_model=CollectionList, tags=["index"])
+    def collections() -> CollectionList:
+        """What ``searchapp collections --json`` prints: each named collection's description and counts."""
+        return list_collections(index)
 
     @app.get("/status", tags=["index"])
     def status() -> dict[str, Any]:

@@ -39,6 +39,7 @@ from searchapp.server.app import (
     DEFAULT_MAX_BODY,
     delete_text,
     invalid_message,
+    list_collections,
     read_context,
     read_document,
     run_search,
@@ -64,7 +65,8 @@ INSTRUCTIONS = (
     "Semantic search over one searchapp index (a folder of documents, or texts added to it). Use `search` to find "
     "passages (hybrid BM25 + embeddings by default; each hit has the document's path, title, section, the "
     "passage's [start, end) in the document's text, its score and a snippet), then `get_passage_context` for the "
-    "text around a hit or `get_document` to read a document in windows. `list_documents` and `index_status` say "
+    "text around a hit or `get_document` to read a document in windows. `list_documents`, `list_collections` "
+    "(named parts of the index, with what each holds: search one with filters.collection) and `index_status` say "
     "what the index holds."
 )
 
@@ -154,6 +156,9 @@ def _tools(read_only: bool) -> list[McpTool]:
                 lambda ix, a: read_context(ix, a.passage_id, ContextWindow(**a.model_dump(exclude={"passage_id"})))),
         McpTool("list_documents", "The indexed documents, a page at a time: path (or text id), source, title, "
                 "passages, size, modification time and when indexed.", ListDocuments, DocumentList, _list_documents),
+        McpTool("list_collections", "The index's named collections (folders ingested under a name), each with its "
+                "description (what it holds, when to search it), documents and passages; search one with "
+                "filters.collection.", NoArguments, schemas.CollectionList, lambda ix, a: list_collections(ix)),
         McpTool("index_status", "What `searchapp status --json` prints (counts, model, settings, size on disk) and "
                 "whether this server accepts writes.", NoArguments, None,
                 lambda ix, a: status_report(ix, read_only)),

@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from searchapp.errors import ConfigError
-from searchapp.filters import FIELDS, MAX_LENGTH, PATH_FIELDS
+from searchapp.filters import FIELDS, MAX_LENGTH, STRING_FIELDS
 from searchapp.query.fusion import SETTINGS
 from searchapp.query.options import OPTIONS, check, check_queries, flatten
+from searchapp.reports import CollectionListing
 from searchapp.setting import MAX_CONTEXT_CHARS, Setting
 from searchapp.types import MAX_WHOLE, Hit
 
@@ -66,11 +67,12 @@ def _filters() -> type[BaseModel]:
     """A filter's JSON form, one field per condition of :class:`~searchapp.filters.Filter`: its metadata an
     object, each path condition a string, each with its bound (``filters.MAX_LENGTH``). What the schema cannot
     say (the values' bounds, Unicode text) the search options check with the library (``_Options``)."""
-    spec = {name: (str | None, Field(default=None, max_length=MAX_LENGTH[name])) if name in PATH_FIELDS
+    spec = {name: (str | None, Field(default=None, max_length=MAX_LENGTH[name])) if name in STRING_FIELDS
             else (dict[str, Any], Field(default_factory=dict, max_length=MAX_LENGTH[name])) for name in FIELDS}
     return create_model(  # type: ignore[call-overload, no-any-return]
         "Filters", __base__=_Strict, __doc__="Only documents meeting all conditions: metadata key -> value or list "
-        "of values (any of them), path or\ntext id prefix, glob over the full path or text id.", **spec
+        "of values (any of them), path or\ntext id prefix, glob over the full path or text id, named collection.",
+        **spec
     )
 
 
@@ -293,3 +295,11 @@ class PassageContextResponse(_DocumentFields):
     text: str
     after: str
     highlights: tuple[tuple[int, int], ...] = Field(default=(), description=HIGHLIGHTS)
+
+
+class CollectionList(BaseModel):
+    """The index's named collections (``searchapp collections --json``)."""
+
+    collections: list[CollectionListing] = Field(description="By name: each with its description (\"\" where none "
+                                                 "was given), documents and passages. Search one with "
+                                                 "filters.collection.")

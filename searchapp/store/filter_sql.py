@@ -1,5 +1,6 @@
 """A :class:`~searchapp.filters.Filter` compiled to SQL: a condition over ``documents`` (metadata as JSON, path
-prefix, path glob) and the SELECT of the passage ids it lets through, for SQLite (JSON1, ``GLOB``) or PostgreSQL
+prefix, path glob, collection: the metadata's ``collection`` key) and the SELECT of the passage ids it lets
+through, for SQLite (JSON1, ``GLOB``) or PostgreSQL
 (``jsonb``; the glob as a ``LIKE`` pattern, or where it has a character class as an anchored regular expression,
 matching what SQLite's ``GLOB`` matches: :func:`glob_parts`). Values are always bound parameters."""
 
@@ -10,7 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from searchapp.filters import PATH_FIELDS, Filter
+from searchapp.collection import KEY as COLLECTION_KEY
+from searchapp.filters import STRING_FIELDS, Filter
 from searchapp.types import NUL
 
 # A SQL SELECT of passage ids with its bound parameters.
@@ -18,7 +20,8 @@ Restrict = tuple[str, dict[str, Any]]
 
 
 # Each dialect's SQL for a filter's parts: ``{f}`` is a metadata field, ``{p}`` a bound parameter's name; a path
-# condition (filters.PATH_FIELDS) under its field's name. A key's values are options ORed ("bool", "str", "num"),
+# or collection condition (filters.STRING_FIELDS) under its field's name (``{key}``: collection.KEY). A key's
+# values are options ORed ("bool", "str", "num"),
 # or where the dialect has "any", one test of the field against all of them (each value bound as JSON, "json").
 _DIALECTS: dict[str, dict[str, str]] = {
     "sqlite": {
@@ -29,6 +32,7 @@ _DIALECTS: dict[str, dict[str, str]] = {
         "num": "(json_type({f}) IN ('integer', 'real') AND json_extract({f}) = :{p})",
         "path_prefix": "substr({docs}.path, 1, length(:{p})) = :{p}",
         "path_glob": "{docs}.path GLOB :{p}",
+        "collection": "json_extract({docs}.metadata, '$.\"{key}\"') = :{p}",
         "all": "1",
         "none": "0",
     },
@@ -44,6 +48,8 @@ _DIALECTS: dict[str, dict[str, str]] = {
         # grows with both the path and the pattern where a "*" comes before many characters (docs/reliability.md).
         "path_glob": "{docs}.path LIKE :{p}",
         "path_glob_class": "{docs}.path ~ :{p}",
+        # A JSON string equal to the name, as SQLite's (a number 3 is not the collection "3").
+        "collection": "(CAST({docs}.metadata AS jsonb) -> '{key}') = to_jsonb(CAST(:{p} AS text))",
         "all": "TRUE",
         "none": "FALSE",
     },
@@ -69,7 +75,7 @@ def where(flt: Filter, docs: str = "d", dialect: str = "sqlite") -> tuple[str, d
         else:
             clauses.append("(" + " OR ".join(_option(sql, field, v, f"f{n}_{m}", params)
                                               for m, v in enumerate(values)) + ")")
-    for name in PATH_FIELDS:  # a condition without its SQL above is a KeyError, never a filter quietly dropped
+    for name in STRING_FIELDS:  # a condition without its SQL above is a KeyError, never a filter quietly dropped
         value = getattr(flt, name)
         if value is None:
             continue
@@ -85,7 +91,7 @@ def where(flt: Filter, docs: str = "d", dialect: str = "sqlite") -> tuple[str, d
             classes = any(isinstance(part, GlobClass) for part in parts)
             form, value = ("path_glob_class", glob_regex(parts)) if classes else (name, glob_like(parts))
         params[f"f_{name}"] = value
-        clauses.append(sql[form].format(docs=docs, p=f"f_{name}"))
+        clauses.append(sql[form].format(docs=docs, p=f"f_{name}", key=COLLECTION_KEY))
     return " AND ".join(clauses) or sql["all"], params
 
 

@@ -119,3 +119,28 @@ def test_the_adapters_metadata_says_where_the_passage_is_as_line_and_column(inde
     place = {k: meta[k] for k in ("line", "column", "end_line", "end_column")}
     assert place == {"line": 1, "column": 1, "end_line": 4, "end_column": 21}
     assert meta["searchapp"]["line"] == 1
+
+
+def test_each_adapter_gives_the_clean_text_on_asking(index: Index) -> None:
+    pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
+    pytest.importorskip("llama_index.core", reason="the llamaindex extra is not installed")
+    pytest.importorskip("haystack", reason="the haystack extra is not installed")
+    from searchapp.adapters import haystack, langchain, llamaindex
+    from searchapp.errors import ConfigError
+
+    index.add_texts(["Prune   the   roses.\n\n\n{* ../../docs_src/roses.py *}\nIn  March."], ids=["r1"])
+    clean = "Prune the roses.\n\nIn March."
+    flt = {"metadata": {}, "path_prefix": "r1"}
+    assert [d.page_content for d in langchain.SearchappRetriever(searcher=index, text="clean", filters=flt).invoke(
+        "roses")] == [clean]
+    assert [n.node.get_content() for n in llamaindex.SearchappRetriever(index, text="clean", filters=flt).retrieve(
+        "roses")] == [clean]
+    assert [d.content for d in haystack.SearchappRetriever(index, text="clean", filters=flt).run("roses")[
+        "documents"]] == [clean]
+    assert "   " in haystack.SearchappRetriever(index, filters=flt).run("roses")["documents"][0].content
+    with pytest.raises(ConfigError, match="text 'tidy': use exact or clean"):
+        haystack.SearchappRetriever(index, text="tidy")
+    with pytest.raises(ConfigError, match="text 'tidy': use exact or clean"):
+        llamaindex.SearchappRetriever(index, text="tidy")
+    with pytest.raises(ConfigError, match="text 'tidy': use exact or clean"):
+        langchain.SearchappRetriever(searcher=index, text="tidy")

@@ -35,7 +35,7 @@ from searchapp.setting import MAX_FILTER_KEYS, MAX_GLOB_CHARS, MAX_K  # noqa: E4
 from tests.conftest import SMALL_TEXTS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 
-READ_TOOLS = ["search", "get_document", "get_passage_context", "list_documents", "index_status"]
+READ_TOOLS = ["search", "get_document", "get_passage_context", "list_documents", "list_collections", "index_status"]
 HIT_FIELDS = {"path", "title", "section", "start", "end", "score", "snippet", "passage_id", "text"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
@@ -380,3 +380,31 @@ def test_stdio_answers_each_malformed_line_with_a_json_rpc_error_and_goes_on(sma
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=30)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+
+
+def test_a_search_tool_hit_carries_its_clean_text(small_index) -> None:  # type: ignore[no-untyped-def]
+    small_index.add_texts(["Prune   the   roses.\n\n\n\n--8<-- \"roses.md\"\nIn  March."], ids=["r1"])
+
+    async def session(c: Client) -> None:
+        hit = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1})).structured_content[
+            "hits"][0]
+        assert hit["path"] == "r1" and "   " in hit["text"]
+        assert hit["clean_text"] == "Prune the roses.\n\nIn March."
+
+    drive(create_server(small_index), session)
+
+
+def test_an_agent_lists_the_collections_and_searches_one(small_index, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "garden").mkdir()
+    (tmp_path / "garden" / "shed.txt").write_text("The shed keys hang by the door.", encoding="utf-8")
+    small_index.ingest(tmp_path / "garden", collection="garden", description="Notes about the garden")
+
+    async def session(c: Client) -> None:
+        listed = await c.call_tool("list_collections", {})
+        assert listed.structured_content == {"collections": [
+            {"name": "garden", "description": "Notes about the garden", "documents": 1, "passages": 1}]}
+        found = await c.call_tool("search", {"query": "keys", "mode": "lexical",
+                                             "filters": {"collection": "garden"}})
+        assert [Path(h["path"]).name for h in found.structured_content["hits"]] == ["shed.txt"]
+
+    drive(create_server(small_index), session)

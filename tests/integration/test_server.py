@@ -613,3 +613,33 @@ def test_no_page_of_the_server_loads_code_from_another_origin(index: Index) -> N
                 assert "//" not in "".join(__import__("re").findall(r"(?:src|href)=\"([^\"]*)\"", r.text)), path
         assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
         assert "/search" in http.get("/openapi.json").json()["paths"]
+
+
+def test_a_hit_carries_its_clean_text_beside_the_exact_one(index: Index) -> None:
+    text = "Rotate   the signing   keys.\n\n\n{* ../../docs_src/keys.py hl[2] *}\n  Done  .\n"
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        assert http.post("/documents", json={"documents": [{"id": "c1", "text": text}]}).status_code == 200
+        hit = http.post("/search", json={"query": "rotate keys", "mode": "lexical"}).json()["hits"][0]
+    assert hit["text"] == text.strip() and text[hit["start"]:hit["end"]] == hit["text"]
+    assert hit["clean_text"] == "Rotate the signing keys.\n\nDone ."
+
+
+def test_collections_are_listed_and_searched_apart_over_http(tmp_path: Path, index: Index) -> None:
+    docs = tmp_path / "runbooks"
+    docs.mkdir()
+    (docs / "page.md").write_text("Page the security on-call when signing keys leak.", encoding="utf-8")
+    index.ingest(docs, collection="runbooks", description="What to do when something breaks")
+    index.add_texts([DOCS[0]["text"]], ids=["k1"], metadatas=[{"team": "security"}])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        assert http.get("/collections").json() == {"collections": [
+            {"name": "runbooks", "description": "What to do when something breaks", "documents": 1, "passages": 1}]}
+        r = http.post("/search", json={"query": "signing keys", "mode": "lexical",
+                                       "filters": {"collection": "runbooks"}})
+        assert [h["path"] for h in r.json()["hits"]] == [str((docs / "page.md").resolve())]
+        assert len(http.post("/search", json={"query": "signing keys", "mode": "lexical"}).json()["hits"]) == 2
+        # The client sends the same filter and lists the same collections; the Python API takes the HTTP form.
+        assert Client(url).collections() == index.collections()
+        assert [h.path for h in Client(url).search("signing keys", mode="lexical", filters={"collection": "nothing"})
+                ] == []
+    assert [h.path for h in index.search("signing keys", mode="lexical", filters={"collection": "runbooks"})] == [
+        str((docs / "page.md").resolve())]

@@ -359,3 +359,21 @@ def test_serve_watch_ends_with_an_error_when_its_watcher_dies(tmp_path) -> None:
     assert server.stderr is not None
     line = error_line(server.stderr.read())
     assert line.startswith("error: the watch stopped: RuntimeError: the encoder broke on 'poison'; the server stopped")
+
+
+def test_a_watched_collection_takes_the_files_that_come_later(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    docs, index = tmp_path / "docs", tmp_path / "ix"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Apples ripen in the autumn sun.")
+    w = Watching(docs, index, None, "--collection", "orchard", "--description", "Fruit notes")
+    try:
+        w.session()
+        (docs / "b.txt").write_text("Pears ripen in the autumn too.")
+        visible(lambda: paths_found(index, "pears") == {"b.txt"}, "a new file")
+        w.session()
+        with Index(index, read_only=True) as ix:
+            assert [c.to_dict() for c in ix.collections()] == [
+                {"name": "orchard", "description": "Fruit notes", "documents": 2, "passages": 2}]
+    finally:
+        w.process.kill()
+        w.process.wait(timeout=30)

@@ -1,0 +1,106 @@
+"""Named collections on the command line: ``ingest --collection NAME --description TEXT`` records which collection
+each document is in, ``query --collection`` searches one, ``collections`` lists them with their counts; an index
+without names behaves as before, and removal of vanished files stays scoped to the folder ingested."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from searchapp.cli import app
+
+runner = CliRunner()
+
+
+def cli(*args: str, code: int = 0) -> str:
+    out = runner.invoke(app, list(args))
+    assert out.exit_code == code, out.output
+    return out.stdout if code == 0 else out.output
+
+
+@pytest.fixture()
+def folders(tmp_path: Path, fake_model) -> tuple[Path, Path, str]:  # type: ignore[no-untyped-def]
+    guides, api = tmp_path / "guides", tmp_path / "api"
+    guides.mkdir()
+    api.mkdir()
+    (guides / "rotate.md").write_text("# Rotating keys\n\nRotate the signing keys every quarter.\n")
+    (guides / "backup.md").write_text("# Backups\n\nBackups of the signing keys run nightly.\n")
+    (api / "keys.md").write_text("# Keys endpoint\n\nGET /keys lists the signing keys.\n")
+    return guides, api, str(tmp_path / "ix")
+
+
+def listed(ix: str) -> list[dict]:  # type: ignore[type-arg]
+    return json.loads(cli("collections", "-i", ix, "--json"))["collections"]  # type: ignore[no-any-return]
+
+
+def paths(ix: str, *options: str) -> set[str]:
+    out = json.loads(cli("query", "signing keys", "--mode", "lexical", "-i", ix, "--json", *options))
+    return {Path(h["path"]).name for h in out["hits"]}
+
+
+def test_collections_are_named_listed_and_searched_apart(folders: tuple[Path, Path, str]) -> None:
+    guides, api, ix = folders
+    cli("ingest", str(guides), "-i", ix, "--collection", "guides", "--description", "How-to guides for operators")
+    cli("ingest", str(api), "-i", ix, "--collection", "api")
+    assert listed(ix) == [
+        {"name": "api", "description": "", "documents": 1, "passages": 1},
+        {"name": "guides", "description": "How-to guides for operators", "documents": 2, "passages": 2},
+    ]
+    assert paths(ix) == {"rotate.md", "backup.md", "keys.md"}
+    assert paths(ix, "--collection", "guides") == {"rotate.md", "backup.md"}
+    assert paths(ix, "--collection", "api") == {"keys.md"}
+    assert paths(ix, "--collection", "nothing") == set()
+    table = cli("collections", "-i", ix)
+    assert "How-to guides for operators" in table and "guides" in table
+    # A re-ingest into the same collection is a normal re-ingest: nothing read again, the description kept.
+    again = json.loads(cli("ingest", str(guides), "-i", ix, "--collection", "guides", "--json"))
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 2)
+    assert listed(ix)[1]["description"] == "How-to guides for operators"
+    # A vanished file is removed from its folder only; the other collection keeps its documents.
+    (guides / "backup.md").unlink()
+    assert json.loads(cli("ingest", str(guides), "-i", ix, "--collection", "guides", "--json"))["removed"] == 1
+    assert [(c["name"], c["documents"]) for c in listed(ix)] == [("api", 1), ("guides", 1)]
+    # A folder ingested into another collection moves there without being embedded again.
+    moved = json.loads(cli("ingest", str(api), "-i", ix, "--collection", "guides", "--json"))
+    assert moved["passages_embedded"] == 0
+    assert [(c["name"], c["documents"]) for c in listed(ix)] == [("guides", 2)]
+    assert paths(ix, "--collection", "guides") == {"rotate.md", "keys.md"}
+
+
+def test_an_index_without_names_has_no_collections(folders: tuple[Path, Path, str]) -> None:
+    guides, _, ix = folders
+    cli("ingest", str(guides), "-i", ix)
+    assert listed(ix) == [] and "no collections" in cli("collections", "-i", ix)
+    out = json.loads(cli("query", "signing keys", "--mode", "lexical", "-i", ix, "--json"))
+    assert all(h["metadata"] == {} for h in out["hits"]) and len(out["hits"]) == 2
+
+
+def test_bad_collection_options_are_one_line_errors(folders: tuple[Path, Path, str]) -> None:
+    guides, _, ix = folders
+    out = cli("ingest", str(guides), "-i", ix, "--collection", "my guides", code=1)
+    assert out.strip() == ("error: collection name 'my guides': use letters, digits, '_', '-' and '.' (a letter or "
+                           "digit first)")
+    out = cli("ingest", str(guides), "-i", ix, "--description", "orphan", code=1)
+    assert out.strip() == "error: a description describes a collection: give the collection's name with it"
+    assert not Path(ix).exists()  # refused before any index was made
+
+
+def test_collections_on_every_backend(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    ix = index_at()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.txt").write_text("Signing keys rotate every quarter.", encoding="utf-8")
+    ix.ingest(tmp_path / "a", collection="ops", description="Operations")
+    # A text joins a collection by its metadata; a text naming none, and one naming another value type, do not.
+    ix.add_texts(["Signing keys are listed by the API.", "Signing keys expire.", "Signing keys are logged."],
+                 ids=["t1", "t2", "t3"], metadatas=[{"collection": "api"}, {}, {"collection": 3}])
+    assert [c.to_dict() for c in ix.collections()] == [
+        {"name": "api", "description": "", "documents": 1, "passages": 1},
+        {"name": "ops", "description": "Operations", "documents": 1, "passages": 1}]
+    for mode in ("lexical", "dense", "hybrid"):
+        assert [Path(h.path).name for h in ix.search("signing keys", mode=mode, filters={"collection": "ops"})] == [
+            "one.txt"]
+        assert [h.path for h in ix.search("signing keys", mode=mode, filters={"collection": "api"})] == ["t1"]
+        assert ix.search("signing keys", mode=mode, filters={"collection": "3"}) == []
