@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Annotated, Any
@@ -44,6 +41,7 @@ from searchapp.cli.common import (
     search_options,
     shown_key,
 )
+from searchapp.cli.progress import IngestProgress
 from searchapp.errors import SearchappError
 from searchapp.filters import Filter
 from searchapp.ingest.sections import SEPARATOR, shown_with_title
@@ -174,39 +172,12 @@ def summary_line(summary: IngestSummary) -> str:
 # The summary's words for each reason a file was skipped (ingest.pipeline.SKIP_REASONS).
 _SKIP_WORDS = {"hidden": "hidden", "ignored": "ignored", "unsupported": "of unsupported type",
                "excluded": "excluded", "empty": "empty", "too_large": "too large"}
-# Without a terminal (a log, CI), a line at most this often rather than a bar redrawn in place.
-PROGRESS_EVERY_S = 5.0
 
 
-@contextmanager
-def embedding_progress() -> Iterator[Callable[[int, int | None], None]]:
-    """Progress over passages embedded, on stderr: a bar on a terminal (created on the first callback, when the
-    total is known), else a plain line ``embedded N/M passages``: ``embedded 0/M`` as soon as the total is known
-    (the files split), then every :data:`PROGRESS_EVERY_S` seconds and at the end."""
-    import click
-
-    state: dict[str, Any] = {"last": time.monotonic()}
-
-    def update(done: int, total: int | None) -> None:
-        if sys.stderr.isatty() and total is not None:
-            if "bar" not in state:
-                state["bar"] = click.progressbar(length=total, label="embedding passages", file=sys.stderr)
-                state["bar"].__enter__()
-            bar = state["bar"]
-            bar.length = total  # a file changed since it was counted
-            bar.update(done - bar.pos)
-            return
-        now = time.monotonic()
-        # The total first (embedded 0/N, as soon as the files are split), then a line every PROGRESS_EVERY_S.
-        if (done == 0 and total) or (done and (now - state["last"] >= PROGRESS_EVERY_S or done == total)):
-            state["last"] = now
-            say(f"embedded {done}/{total} passages" if total is not None else f"embedded {done} passages", err=True)
-
-    try:
-        yield update
-    finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
+def embedding_progress() -> IngestProgress:
+    """The ingest's reporter on stderr (cli/progress.py): its stages, then passages embedded of the total with
+    the rate and the time left; a line redrawn on a terminal, lines at least every few seconds in a log."""
+    return IngestProgress()
 
 
 class TextForm(str, Enum):

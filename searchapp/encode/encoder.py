@@ -225,6 +225,11 @@ class LazyEncoder:
         return self._encoder
 
     @property
+    def is_loaded(self) -> bool:
+        """Whether the encoder is made already (the next encode does not wait for the model)."""
+        return self._encoder is not None
+
+    @property
     def dimension(self) -> int:
         """The vectors' dimension (loads the model)."""
         return self.loaded.dimension

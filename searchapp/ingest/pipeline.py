@@ -27,7 +27,9 @@ from searchapp.lines import positions
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
 
-# (passages embedded so far, passages to embed in all; None where a distributed run cannot know it beforehand)
+# (passages embedded so far, passages to embed in all; None where a distributed run cannot know it beforehand).
+# A reporter that also has a ``stage(text)`` method is told what the run does before it embeds ("listing files",
+# "reading files 12/300", "loading the model"): the CLI's (cli/progress.py); a plain callable hears passages only.
 Progress = Callable[[int, int | None], None]
 # (key, title, text) or (key, title, text, metadata)
 Record = tuple[str, str, str] | tuple[str, str, str, Mapping[str, Any]]
@@ -228,6 +230,7 @@ class Ingest:
         scope = None if o.within is None else Scope(o.within)
         if o.collection is not None and o.description is not None:
             self.stores.put_settings(setting_rows(o.collection, o.description))
+        self._stage("listing files")
         tasks, seen = self._plan(stored, o)
         results = self.stages(tasks) if self.stages is not None else self._read_ahead(tasks)
         for result, vectors in results:
@@ -256,7 +259,8 @@ class Ingest:
         kept: list[Prepared | None] = []
         counts: list[int] = []
         chars = 0
-        for task in tasks:
+        for n, task in enumerate(tasks, 1):
+            self._stage(f"reading files {n}/{len(tasks)}")
             result = prepare(task, self.splitter, self.offsets, self.max_bytes)
             counts.append(len(result.spans))
             size = len(result.document.text) if result.document is not None else 0
@@ -410,6 +414,12 @@ class Ingest:
         made = [(s.start, s.end, sec) for s, sec in zip(result.spans, sections, strict=True)]
         return made == self.stores.passage_layout(result.task.stored_id)
 
+    def _stage(self, text: str) -> None:
+        """Tell the reporter what the run is doing, where it listens for that (``Progress``)."""
+        stage = getattr(self.progress, "stage", None)
+        if stage is not None:
+            stage(text)
+
     def _fail(self, path: str, reason: str) -> None:
         self.summary.failed += 1
         self.summary.failures.append((path, reason))
@@ -451,6 +461,8 @@ class Ingest:
         texts = [t for p, sec in todo
                  for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
         if texts:
+            if not getattr(self.encoder, "is_loaded", True):
+                self._stage("loading the model")
             # Encoded FLUSH_PASSAGES at a time, with progress after each: one large file (a 50 MB text is some
             # 126,000 passages, one document and so one commit) otherwise reported nothing until it was done.
             parts = []

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 # Where each maintained script is run (this file's tests, or the one named).
 RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
-          "pg_recall.py": "here", "peers.py": "tests/integration/test_peers.py"}
-# Private names the maintained scripts still reach for, each until the class it belongs to has a public way:
-# PostgreSQL's deferred BM25 build timed on its own (query.py) and the query encoder an index chose (peers.py).
+          "pg_recall.py": "here", "gpu_check.sh": "here",
+          "peers.py": "tests/integration/test_peers.py"}
+# Private names the maintained scripts still reach for, each until the class it belongs to has a public way.
 PRIVATE_USES: set[tuple[str, str]] = set()
 
 WORDS = ("signing keys rotate quarterly through the key management service while backups of the database are "
@@ -78,7 +78,7 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], nam
 
 
 def test_every_maintained_script_is_run_by_a_test() -> None:
-    scripts = {p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_")}
+    scripts = {p.name for p in [*BENCHMARKS.glob("*.py"), *BENCHMARKS.glob("*.sh")] if not p.name.startswith("_")}
     assert scripts == set(RUN_BY), "a maintained script without its smoke test (or a study outside studies/)"
     for name, where in RUN_BY.items():
         test = Path(__file__) if where == "here" else ROOT / where
@@ -127,6 +127,7 @@ def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     out = run(monkeypatch, capsys, "ingest.py", "--docs", "3", "--precision", "fp32", "--batch", "8")
     (row,) = out["rows"]
     assert row["documents"] == 3 and row["passages"] >= 3 and row["ingest_over_raw_fp32"] > 0
+    assert row["own_encode_passages_per_s"] > 0 and row["ingest_over_own_encode"] > 0
 
 
 def test_encode(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
@@ -150,3 +151,27 @@ def test_pg_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
     out = run(monkeypatch, capsys, "pg_recall.py", "--index", url, "--scale", "300", "--types", "vector")
     (row,) = out["rows"]
     assert out["vectors"] == 300 and row["vector_type"] == "vector" and 0 < row["recall@10"] <= 1
+
+
+@pytest.mark.parametrize("case", ["no GPU", "no packages", "bad size"])
+def test_the_gpu_check_says_in_one_line_why_it_measured_nothing(tmp_path: Path, case: str) -> None:
+    """benchmarks/gpu_check.sh runs where a CUDA GPU is; here (none) it must stop at its checks with one line and
+    status 2, never a traceback or a half-run benchmark."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "OUT": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
+    args = ["bash", str(BENCHMARKS / "gpu_check.sh")]
+    if case == "no packages":
+        env["PYTHON"] = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else "python3"
+        env["PYTHONNOUSERSITE"] = "1"
+    elif case == "bad size":
+        args.append("3k")
+    else:
+        env["PYTHON"] = sys.executable
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("gpu_check: "), done.stderr
+    assert {"no GPU": "no CUDA GPU", "no packages": "lacks", "bad size": "whole number"}[case] in lines[0]
+    assert not (tmp_path / "gpu_check.json").exists()

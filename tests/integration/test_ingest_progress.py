@@ -42,19 +42,51 @@ def test_progress_counts_passages_out_of_the_total(tmp_path: Path, fake_encoder,
 
 
 def test_cli_prints_progress_lines_on_stderr_without_a_terminal(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import searchapp.cli.index_commands as commands
+    import searchapp.cli.progress as progress
 
-    monkeypatch.setattr(commands, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)
     monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 4)
     write_docs(tmp_path / "docs")
     out = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--max-tokens", "64", "--json"])
     assert out.exit_code == 0, out.output
     total = json.loads(out.stdout)["passages_embedded"]
     lines = out.stderr.splitlines()
-    assert len(lines) > 2 and all(line.startswith("embedded ") and line.endswith(f"/{total} passages")
-                                  for line in lines)
-    assert lines[-1] == f"embedded {total}/{total} passages"
+    # What the run does before it embeds, then passages out of the total with the rate and the time left.
+    assert lines[:4] == ["listing files", "reading files 1/3", "reading files 2/3", "reading files 3/3"]
+    embedded = lines[4:]
+    assert len(embedded) > 2 and all(line.startswith("embedded ") and f"/{total} passages" in line
+                                     for line in embedded)
+    assert embedded[0] == f"embedded 0/{total} passages (0%)"
+    assert any("passages/s, " in line and line.endswith(" left") for line in embedded[1:-1])
+    assert embedded[-1].startswith(f"embedded {total}/{total} passages (100%)")
     assert "\r" not in out.stderr  # no bar redrawn in a log
+
+
+def test_a_reporter_with_stages_hears_what_the_run_does_before_it_embeds(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    """Listing, reading each file, and loading the model (a lazy encoder's first use) before any passage is
+    embedded: a large folder or a slow model load is not a silent wait."""
+    from searchapp.encode.encoder import LazyEncoder
+
+    heard: list[str] = []
+
+    class Reporter:
+        def __call__(self, done: int, total: int | None) -> None:
+            heard.append(f"{done}/{total}")
+
+        def stage(self, text: str) -> None:
+            heard.append(text)
+
+    write_docs(tmp_path / "docs")
+    # Made first, so that opening it knows the dimension and leaves the model unloaded, as a CLI run finds it.
+    Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=64), encoder=fake_encoder).close()
+    lazy = LazyEncoder(lambda: fake_encoder)
+    with Index(tmp_path / "ix", encoder=lazy) as ix:
+        summary = ix.ingest(tmp_path / "docs", progress=Reporter())
+    total = summary.passages_embedded
+    assert heard[:5] == ["listing files", "reading files 1/3", "reading files 2/3", "reading files 3/3",
+                         f"0/{total}"]
+    assert heard[5] == "loading the model" and heard[-1] == f"{total}/{total}"
+    assert heard.count("loading the model") == 1
 
 
 def test_skipped_files_are_counted_by_reason(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
@@ -87,17 +119,17 @@ def test_skipped_files_are_counted_by_reason(tmp_path: Path, fake_model) -> None
 def test_one_large_file_reports_progress_per_batch_and_its_total_first(tmp_path: Path, fake_model, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # One document is one commit: a 50 MB single-line text (126,030 passages) printed nothing for hours, not
     # even its total (hardening, round 3).
-    import searchapp.cli.index_commands as commands
+    import searchapp.cli.progress as progress
 
-    monkeypatch.setattr(commands, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)
     monkeypatch.setattr(pipeline, "FLUSH_PASSAGES", 4)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "big.txt").write_text(" ".join(f"Sentence number {i} of one long line." for i in range(60)))
     out = runner.invoke(app, ["ingest", str(tmp_path / "docs"), "--max-tokens", "32", "--json"])
     assert out.exit_code == 0, out.output
     total = json.loads(out.stdout)["passages_embedded"]
-    lines = out.stderr.splitlines()
-    assert total > 12 and lines[0] == f"embedded 0/{total} passages"
+    lines = [line for line in out.stderr.splitlines() if line.startswith("embedded ")]
+    assert total > 12 and lines[0] == f"embedded 0/{total} passages (0%)"
     done = [int(line.split()[1].split("/")[0]) for line in lines]
     assert done == sorted(done) and len(done) >= total // 4 and done[-1] == total
     assert done[1:-1] and all(0 < d < total for d in done[1:-1])  # progress within the one file's commit
