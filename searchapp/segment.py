@@ -76,7 +76,7 @@ def _pairs(letters: list[str]) -> list[str]:
     """Each two neighbouring letters (clusters) joined; the one letter where there is one."""
     if len(letters) == 1:
         return letters
-    return [a + b for a, b in zip(letters, letters[1:])]
+    return [a + b for a, b in zip(letters, letters[1:], strict=False)]
 
 
 def for_tokenizer(text: str) -> str:

@@ -53,9 +53,9 @@ def _units(run: str) -> list[str]:
                                       (_IS_CJK.match(letters[-1][0]) is None) == (_IS_CJK.match(ch) is None)):
             letters.append(ch)
         else:
-            out.extend(letters if len(letters) == 1 else [a + b for a, b in zip(letters, letters[1:])])
+            out.extend(letters if len(letters) == 1 else [a + b for a, b in zip(letters, letters[1:], strict=False)])
             letters = [ch] if category[0] in "LN" else []
-    out.extend(letters if len(letters) == 1 else [a + b for a, b in zip(letters, letters[1:])])
+    out.extend(letters if len(letters) == 1 else [a + b for a, b in zip(letters, letters[1:], strict=False)])
     return out
 
 

@@ -6,8 +6,9 @@ states the difference. Scores here are made positive (FTS5 returns them negated 
 
 Queries are turned into an OR of their quoted terms (``analysis.query_terms``: stopwords dropped). The FTS5
 table's tokenizer is ``analysis.TOKENIZER``, given each text as ``segment.for_tokenizer`` writes it (runs of
-Chinese, Japanese and Thai cut into two-letter units; the FTS5 table indexes that, not the stored text, so FTS5's
-``rebuild`` and content-comparing ``integrity-check`` must not be used on it: migration 0011). It has two columns (migration 0006): the passage's text and its
+Chinese, Japanese and Thai cut into two-letter units). The table indexes that, not the stored text, so FTS5's
+``rebuild`` and content-comparing ``integrity-check`` hold only for an index without such runs (migration 0011
+indexes them again by delete and insert). It has two columns (migration 0006): the passage's text and its
 section path (the headings it sits under), the latter weighted ``analysis.SECTION_WEIGHT`` times the text in
 ``bm25()``: a page's topic, named by its headings, counts for every passage under them. A passage without a
 section scores as it would with one column.
