@@ -9,7 +9,9 @@ exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``st
 Stopwords are dropped because a very frequent word makes the index walk a posting list as long as the corpus
 for almost no ranking signal.
 
-FTS5's tokenizer (:data:`TOKENIZER`) is the one analysis of both engines. The folder backend's FTS5 table runs it
+FTS5's tokenizer (:data:`TOKENIZER`) is the one analysis of both engines. Whatever reaches it here (a text, a
+word, a query) is first given as ``segment.for_tokenizer`` writes it: runs of Chinese, Japanese and Thai cut into
+two-letter units, any other text as it is. The folder backend's FTS5 table runs it
 itself; PostgreSQL's parser and stemmers cut and stem otherwise (hyphenated words kept whole beside their parts,
 ``-19`` a signed number, ``2.5`` one number, host names one token; snowball's English stemmer), so PostgreSQL's
 BM25 index reads FTS5's terms instead, made here by the same tokenizer in an in-memory FTS5 table
