@@ -9,7 +9,9 @@ exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``st
 Stopwords are dropped because a very frequent word makes the index walk a posting list as long as the corpus
 for almost no ranking signal.
 
-FTS5's tokenizer (:data:`TOKENIZER`) is the one analysis of both engines. The folder backend's FTS5 table runs it
+FTS5's tokenizer (:data:`TOKENIZER`) is the one analysis of both engines. Whatever reaches it here (a text, a
+word, a query) is first given as ``segment.for_tokenizer`` writes it: runs of Chinese, Japanese and Thai cut into
+two-letter units, any other text as it is. The folder backend's FTS5 table runs it
 itself; PostgreSQL's parser and stemmers cut and stem otherwise (hyphenated words kept whole beside their parts,
 ``-19`` a signed number, ``2.5`` one number, host names one token; snowball's English stemmer), so PostgreSQL's
 BM25 index reads FTS5's terms instead, made here by the same tokenizer in an in-memory FTS5 table
@@ -28,6 +30,8 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+
+from searchapp import segment
 
 # Match FTS5's unicode61 tokenizer closely enough for query parsing: runs of letters and digits.
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -61,7 +65,7 @@ def lexical_fields(texts: Sequence[str], sections: Sequence[str]) -> list[str]:
 
 def query_terms(query: str) -> list[str]:
     """Lower-cased query terms, stopwords dropped unless nothing else is left, duplicates removed."""
-    terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(query)))
+    terms = list(dict.fromkeys(t.lower() for t in segment.words(query, _TERM)))
     content = [t for t in terms if t not in STOPWORDS]
     return content or terms
 
@@ -118,7 +122,8 @@ def _analyse(words: Sequence[str]) -> list[frozenset[str]]:
     """:func:`stems` of distinct ``words`` by the tokenizer itself."""
     conn = _connection()
     try:
-        conn.executemany("INSERT INTO words(rowid, w) VALUES (?, ?)", enumerate(words, start=1))
+        conn.executemany("INSERT INTO words(rowid, w) VALUES (?, ?)",
+                         ((i, segment.for_tokenizer(w)) for i, w in enumerate(words, start=1)))
         found: dict[int, set[str]] = {}
         for term, row in conn.execute("SELECT term, doc FROM words_terms"):
             found.setdefault(int(row), set()).add(str(term))
@@ -144,7 +149,8 @@ def fts5_terms(texts: Sequence[str]) -> list[str]:
     for start in range(0, len(texts), TERMS_BATCH):
         batch = texts[start : start + TERMS_BATCH]
         try:
-            conn.executemany("INSERT INTO texts(rowid, t) VALUES (?, ?)", enumerate(batch, start=1))
+            conn.executemany("INSERT INTO texts(rowid, t) VALUES (?, ?)",
+                             ((i, segment.for_tokenizer(t)) for i, t in enumerate(batch, start=1)))
             joined = dict(conn.execute(_JOINED))
         finally:
             conn.execute("INSERT INTO texts(texts) VALUES ('delete-all')")

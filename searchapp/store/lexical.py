@@ -5,7 +5,10 @@ more than half of the rows (rank_bm25's BM25Okapi floors at 0.25 x the mean idf 
 states the difference. Scores here are made positive (FTS5 returns them negated so smaller sorts first).
 
 Queries are turned into an OR of their quoted terms (``analysis.query_terms``: stopwords dropped). The FTS5
-table's tokenizer is ``analysis.TOKENIZER``. It has two columns (migration 0006): the passage's text and its
+table's tokenizer is ``analysis.TOKENIZER``, given each text as ``segment.for_tokenizer`` writes it (runs of
+Chinese, Japanese and Thai cut into two-letter units). The table indexes that, not the stored text, so FTS5's
+``rebuild`` and content-comparing ``integrity-check`` hold only for an index without such runs (migration 0011
+indexes them again by delete and insert). It has two columns (migration 0006): the passage's text and its
 section path (the headings it sits under), the latter weighted ``analysis.SECTION_WEIGHT`` times the text in
 ``bm25()``: a page's topic, named by its headings, counts for every passage under them. A passage without a
 section scores as it would with one column.
@@ -25,6 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from searchapp.analysis import SECTION_WEIGHT, query_terms
+from searchapp.segment import for_tokenizer
 from searchapp.store.filter_sql import Restrict
 from searchapp.types import Run
 
@@ -46,7 +50,7 @@ def index_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str], s
     """Add passages (their texts and section paths) to the inverted index, in the transaction that inserts them."""
     conn.execute(
         text("INSERT INTO passages_fts(rowid, text, section) VALUES (:id, :text, :section)"),
-        [{"id": i, "text": t, "section": s} for i, t, s in zip(ids, texts, sections, strict=True)],
+        _rows_of(ids, texts, sections),
     )
 
 
@@ -54,8 +58,16 @@ def unindex_passages(conn: Connection, ids: Sequence[int], texts: Sequence[str],
     """Remove passages from the inverted index; FTS5 needs the values that were indexed to undo it."""
     conn.execute(
         text("INSERT INTO passages_fts(passages_fts, rowid, text, section) VALUES ('delete', :id, :text, :section)"),
-        [{"id": i, "text": t, "section": s} for i, t, s in zip(ids, texts, sections, strict=True)],
+        _rows_of(ids, texts, sections),
     )
+
+
+def _rows_of(ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> list[dict[str, Any]]:
+    """The FTS5 rows of passages: their texts and section paths as the tokenizer is given them (runs of scripts
+    written without spaces cut into units, ``segment.py``; any other text as it is), so that an index and its
+    undoing read the same terms."""
+    return [{"id": i, "text": for_tokenizer(t), "section": for_tokenizer(s)}
+            for i, t, s in zip(ids, texts, sections, strict=True)]
 
 
 def _restricted(restrict: Restrict | None, part: Part = None) -> tuple[str, dict[str, Any]]:
