@@ -31,3 +31,7 @@ class FakeEncoder:
     def embedded(self) -> int:
         """Number of texts encoded so far."""
         return sum(len(c) for c in self.calls)
+
+
+# How the lines an ingest prints on stderr to say where it is start (cli/progress.py): its stages, then passages.
+PROGRESS = ("listing files", "reading files ", "loading the model", "embedded ")

@@ -28,6 +28,7 @@ from searchapp.store import vectors as vectors_module
 from searchapp.store.folder import VECTORS_NAME
 from searchapp.store.sqlite import Database
 from tests.consistency import assert_vectors_match_database, check_fts
+from tests.fakes import PROGRESS
 
 TOPICS = ["keys", "tomatoes", "rivers", "engines", "violins", "glaciers", "markets", "comets"]
 
@@ -216,7 +217,7 @@ def test_cli_reports_a_full_disk_in_one_line_and_fails(
     assert res.exit_code == 1
     assert "Traceback" not in res.output
     # Besides progress lines, one line: the error.
-    lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith("embedded ")]
+    lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith(PROGRESS)]
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
     assert ("database or disk is full" if where == "database" else "No space left on device") in lines[0]
 
