@@ -121,6 +121,34 @@ def openvino_paths(threads: int) -> dict[str, GraphPath]:
     return out
 
 
+def embed(m: Any, texts: list[str]) -> torch.Tensor:
+    """Mean-pooled unit vectors of ``texts`` through path ``m`` in batches of 32: float32 ``(n, d)``."""
+    pool = get_pooling("mean")
+    parts = []
+    for i in range(0, len(texts), 32):
+        st = m.forward(texts[i : i + 32], truncate=True, all_layers=False)
+        parts.append(torch.nn.functional.normalize(pool(st.hidden_states, st.attention_mask), dim=-1))
+    return torch.cat(parts)
+
+
+def time_paths(paths: dict[str, Any], texts: list[str], runs: int) -> tuple[dict[str, list[float]],
+                                                                             dict[str, torch.Tensor]]:
+    """Each path's seconds over ``texts`` in each of ``runs`` runs (every path in turn within a run, after a
+    warm-up), and each passage's cosine to the ``"torch fp32"`` path's vector, float32 ``(n,)``."""
+    ref = embed(paths["torch fp32"], texts)
+    for m in paths.values():
+        embed(m, texts)  # warm-up: kernels compiled, weights laid out
+    times: dict[str, list[float]] = {p: [] for p in paths}
+    cosines: dict[str, torch.Tensor] = {}
+    for _ in range(runs):
+        for p, m in paths.items():
+            t = time.perf_counter()
+            v = embed(m, texts)
+            times[p].append(time.perf_counter() - t)
+            cosines[p] = (v * ref).sum(1)
+    return times, cosines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="trecqa-dev", help="visible splits for nDCG@10, comma-separated")
@@ -144,44 +172,40 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001 - reported, the other paths still measured
             print(f"# ONNX Runtime int8 static: {exc}", file=sys.stderr)
         paths.update(openvino_paths(args.threads))
-        pool = get_pooling("mean")
-
-        def embed(m: Any) -> torch.Tensor:
-            parts = []
-            for i in range(0, len(texts), 32):
-                st = m.forward(texts[i : i + 32], truncate=True, all_layers=False)
-                parts.append(torch.nn.functional.normalize(pool(st.hidden_states, st.attention_mask), dim=-1))
-            return torch.cat(parts)
-
-        ref = embed(paths["torch fp32"])
-        for m in paths.values():
-            embed(m)  # warm-up: kernels compiled, weights laid out
-        times: dict[str, list[float]] = {p: [] for p in paths}
-        cosine: dict[str, float] = {}
-        for _ in range(args.runs):
-            for p, m in paths.items():
-                t = time.perf_counter()
-                v = embed(m)
-                times[p].append(time.perf_counter() - t)
-                cosine[p] = float((v * ref).sum(1).min())
+        times, cosines = time_paths(paths, texts, args.runs)
+        cosine = {p: float(c.min()) for p, c in cosines.items()}
         base = statistics.median(times["torch fp32"])
         rows: dict[str, dict[str, Any]] = {
             p: {"seconds": round(statistics.median(t), 2),
                 "speedup_vs_torch_fp32": round(base / statistics.median(t), 2),
                 "min_cosine_to_fp32": round(cosine[p], 5)} for p, t in times.items()}
-        for s in filter(None, args.sets.split(",")):
-            for p, m in paths.items():
-                rows[p][f"ndcg@10 {s} {SETS[s]}"] = round(
-                    pooling_sweep.run_retrieval(m, {"mean": pool}, s, SETS[s])["mean"], 4)
-    out = {"command": command(), "machine": record, "rows": rows}
-    if args.json:
-        print_json(out)
+        add_ndcg(rows, paths, args.sets)
+    report(args.json, record, rows, {"forward s": "seconds", "speed-up vs torch fp32": "speedup_vs_torch_fp32",
+                                     "lowest cosine to fp32": "min_cosine_to_fp32"})
+
+
+def add_ndcg(rows: dict[str, dict[str, Any]], paths: dict[str, Any], sets: str, skip: tuple[str, ...] = ()) -> None:
+    """Each path's dense nDCG@10 (mean pooling) on each of ``sets`` (comma-separated names), into its row."""
+    pool = get_pooling("mean")
+    for s in filter(None, sets.split(",")):
+        for p, m in paths.items():
+            if p in skip:
+                continue
+            print(f"# nDCG@10 {s}: {p}", file=sys.stderr)
+            rows[p][f"ndcg@10 {s} {SETS[s]}"] = round(
+                pooling_sweep.run_retrieval(m, {"mean": pool}, s, SETS[s])["mean"], 4)
+
+
+def report(as_json: bool, record: dict[str, Any], rows: dict[str, dict[str, Any]], columns: dict[str, str]) -> None:
+    """The rows as JSON, or as a markdown table of ``columns`` (heading: row key) and the nDCG columns."""
+    if as_json:
+        print_json({"command": command(), "machine": record, "rows": rows})
         return
     print(machine_line(record))
-    columns = sorted({k for r in rows.values() for k in r if k.startswith("ndcg")})
-    print(markdown_table(["path", "forward s", "speed-up vs torch fp32", "lowest cosine to fp32", *columns],
-                         [[p, r["seconds"], r["speedup_vs_torch_fp32"], r["min_cosine_to_fp32"],
-                           *(r.get(c, "") for c in columns)] for p, r in rows.items()]))
+    ndcg = sorted({k for r in rows.values() for k in r if k.startswith("ndcg")})
+    print(markdown_table(["path", *columns, *ndcg],
+                         [[p, *(r[k] for k in columns.values()), *(r.get(c, "") for c in ndcg)]
+                          for p, r in rows.items()]))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ PoolingParamOpt = Annotated[
 PrecisionOpt = Annotated[
     str | None,
     typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where the CPU has bf16 "
-                 "instructions, bf16 or fp16 on a GPU; fp16 on a GPU only; default: the index's, else auto)."),
+                 "instructions, else int8 where it has AVX2, else fp32; bf16 or fp16 on a GPU; fp16 on a GPU only, "
+                 "int8 on a CPU only; default: the index's, else auto)."),
 ]
 DeviceOpt = Annotated[
     str,

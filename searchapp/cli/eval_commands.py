@@ -296,20 +296,24 @@ def eval_sts(
     model: ModelOpt = None,
     pooling: PoolingOpt = None,
     pooling_param: PoolingParamOpt = None,
+    precision: PrecisionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Spearman x 100 between gold similarity and the cosine of the two sentences' embeddings."""
-    from searchapp.encode.encoder import Encoder
+    """Spearman x 100 between gold similarity and the cosine of the two sentences' embeddings (embedded as an
+    index of these settings embeds its passages)."""
+    from searchapp.encode.spec import EncoderSpec
     from searchapp.evaluate.sts import read_sts, sts_spearman
 
     with errors():
-        config = _encoder_config(model, pooling, pooling_param)
-        encoder = Encoder(model=config.model, pooling=config.pooling, pooling_params=config.pooling_params)
+        config = _encoder_config(model, pooling, pooling_param, precision=precision)
+        spec = EncoderSpec(model=config.model, pooling=config.pooling, pooling_params=config.pooling_params,
+                           precision=config.precision)
         pairs = read_sts(file)
-        rho = sts_spearman(encoder, pairs)
+        rho = sts_spearman(spec.build(), pairs)
     if as_json:
-        emit_json({"file": str(file), "model": encoder.model_name, "pooling": config.pooling,
-                    "pooling_params": config.pooling_params, "pairs": len(pairs.scores), "spearman": round(rho, 4)})
+        emit_json({"file": str(file), "model": config.model, "pooling": config.pooling,
+                   "pooling_params": config.pooling_params, "precision": spec.embeds_in, "pairs": len(pairs.scores),
+                   "spearman": round(rho, 4)})
         return
     shown = f"{config.pooling} {json.dumps(config.pooling_params)}" if config.pooling_params else config.pooling
     say(f"{rho:.2f}  Spearman x 100 over {len(pairs.scores)} pairs ({shown})")

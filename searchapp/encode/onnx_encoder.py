@@ -100,6 +100,55 @@ def export(model: str) -> Path:
     return target
 
 
+# The int8 graph: ONNX Runtime's dynamic quantisation of the fused fp32 graph (weights int8 per output channel,
+# activations quantised per batch at run time), the embeddings, layer norms, softmax and pooling left in fp32.
+# Which operators, per-channel scales and 7-bit weights were chosen by measurement on a CPU without VNNI, where
+# full-range u8 x s8 products saturate (docs/performance.md, "Int8 on CPUs without bf16").
+INT8_OPS = ("MatMul", "Attention")
+INT8_PER_CHANNEL = True
+INT8_REDUCE_RANGE = True
+_INT8_RECIPE = f"dynamic:{'+'.join(INT8_OPS)}:pc{int(INT8_PER_CHANNEL)}:rr{int(INT8_REDUCE_RANGE)}"
+
+
+def int8_graph_path(model: str) -> Path:
+    """Where the int8 graph of ``model`` lives: ``<cache>/onnx-int8/``, keyed like the fp32 graph it is made from
+    and by the quantisation recipe."""
+    return derived_path(model, "onnx-int8", f"{_RECIPE}:opset{OPSET}:{_INT8_RECIPE}", EXPORT_TOOLS, ".onnx")
+
+
+def export_int8(model: str) -> Path:
+    """Quantise ``model``'s fp32 graph (exported first if missing) to the int8 graph unless it is there already;
+    ``ModelLoadError`` if that fails. The file appears whole or not at all."""
+    target = int8_graph_path(model)
+    if target.exists():
+        return target
+    source = export(model)
+    with _EXPORT_LOCK:
+        if target.exists():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        try:
+            import logging
+
+            import onnx
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            logging.getLogger("root").setLevel(logging.ERROR)  # the quantiser's notes on each node
+            quantize_dynamic(str(source), str(tmp), op_types_to_quantize=list(INT8_OPS),
+                             per_channel=INT8_PER_CHANNEL, reduce_range=INT8_REDUCE_RANGE,
+                             weight_type=QuantType.QInt8,
+                             # the fused graph's com.microsoft operators defeat shape inference: their outputs
+                             # are float
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            os.replace(tmp, target)
+        except Exception as exc:  # the quantiser raises many kinds; the fp32 graph still serves
+            tmp.unlink(missing_ok=True)
+            raise ModelLoadError(f"{model}: cannot quantise the ONNX graph to int8: {exc}") from exc
+        remove_replaced(target)
+    return target
+
+
 def _fuse(path: Path, heads: int, hidden: int) -> None:
     """Rewrite the graph at ``path`` with ONNX Runtime's transformer fusions where they apply; left as it is
     where the optimizer fails (an architecture it does not know)."""
@@ -194,23 +243,26 @@ class GraphEncoder:
 
 
 class OnnxEncoder(GraphEncoder):
-    """Embeds texts with the exported graph on ONNX Runtime, in fp32.
+    """Embeds texts with the exported graph on ONNX Runtime, in fp32 (or, ``precision="int8"``, with the int8
+    graph quantised from it).
 
     Also what an fp32 index ingests with (``Index``): a whole ingest through ONNX Runtime's fused graph outruns
-    torch's bare fp32 forward pass on this project's CPU, in less memory (docs/performance.md).
+    torch's bare fp32 forward pass on this project's CPU, in less memory (docs/performance.md); and the int8
+    graph what an int8 index ingests with.
     """
 
     def __init__(self, model: str, pooling: str = "mean", threads: int | None = None,
-                 path: Path | None = None, batch_size: int = _BATCH) -> None:
+                 path: Path | None = None, batch_size: int = _BATCH, precision: str = "fp32") -> None:
         if pooling not in ONNX_POOLINGS:
             raise ModelLoadError(f"pooling '{pooling}' is not run through ONNX (only {', '.join(ONNX_POOLINGS)})")
         import onnxruntime as ort
 
+        self.precision = precision
         opts = ort.SessionOptions()
         if threads:
             opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        source = path or graph_path(model)
+        source = path or (int8_graph_path(model) if precision == "int8" else graph_path(model))
         try:
             self._session = ort.InferenceSession(str(source), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable graphs
@@ -256,16 +308,17 @@ def query_encoder(model: str, pooling: str, params: dict[str, Any], threads: int
 
 
 def load(model: str, pooling: str, threads: int | None, export_missing: bool = True,
-         batch_size: int = _BATCH) -> OnnxEncoder | None:
-    """An ``OnnxEncoder`` on the model's graph (exported now if missing and ``export_missing``), or ``None`` where
-    there is no graph or it cannot be exported or loaded. Whether this pooling and process may use ONNX is the
-    caller's question (:func:`serves`; ``encode/spec.py``)."""
+         batch_size: int = _BATCH, precision: str = "fp32") -> OnnxEncoder | None:
+    """An ``OnnxEncoder`` on the model's graph, fp32 or ``int8`` (exported, or quantised, now if missing and
+    ``export_missing``), or ``None`` where there is no graph or it cannot be made or loaded. Whether this pooling
+    and process may use ONNX is the caller's question (:func:`serves`; ``encode/spec.py``)."""
+    int8 = precision == "int8"
     try:
-        path = graph_path(model)
+        path = int8_graph_path(model) if int8 else graph_path(model)
         if not path.exists():
             if not export_missing:
                 return None
-            path = export(model)
-        return OnnxEncoder(model, pooling, threads, path, batch_size)
+            path = export_int8(model) if int8 else export(model)
+        return OnnxEncoder(model, pooling, threads, path, batch_size, precision="int8" if int8 else "fp32")
     except (ModelLoadError, OSError):
         return None

@@ -3,9 +3,11 @@
 An ingest, the queries and every Ray actor build their encoder from the same spec: the index's model and pooling,
 the precision asked, the batch size and threads. The encoders are backends, strategies in a registry
 (``BACKENDS``) tried in order of preference: the first one switched on in the process that serves the spec for
-its purpose (ingest or query) and can be made here wins. Torch serves everything and is always on, so a spec
-always gets an encoder.
+its purpose (ingest or query) and can be made here wins. Torch serves every precision but int8 and is always
+on, so a spec always gets an encoder (an int8 one through ONNX Runtime, a core dependency).
 
+- ``onnx-int8``: ``OnnxEncoder`` on the int8 graph quantised from the exported one, last-layer poolings only;
+  the passages and queries of an int8 index (``auto`` on a CPU with AVX2 and without bf16: encode/precision.py).
 - ``onnx``: ``OnnxEncoder`` (encode/onnx_encoder.py), last-layer poolings only; the passages of an fp32 index
   and the queries of any index (its graph embeds in float32, like the torch fp32 path to a cosine of 0.9999), so
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
@@ -59,6 +61,10 @@ class EncoderSpec:
         check_device(self.device)
         if self.device == "cpu":
             resolve(self.precision, "cpu")  # fp16 is refused for the CPU here, not when the model loads
+        if self.precision == "int8" and not onnx_encoder.can_run(self.pooling, self.pooling_params):
+            raise ConfigError(f"precision int8 runs through the model's ONNX graph: pooling '{self.pooling}' "
+                              f"{'with parameters ' if self.pooling_params else ''}cannot (only "
+                              f"{', '.join(onnx_encoder.ONNX_POOLINGS)} without parameters, ONNX Runtime installed)")
         unknown = sorted(set(self.backends or ()) - set(BACKENDS))
         if unknown:
             raise ConfigError(f"unknown encoder backend {', '.join(unknown)}: use {', '.join(BACKENDS)}")
@@ -70,9 +76,14 @@ class EncoderSpec:
 
     @property
     def embeds_in(self) -> str:
-        """The precision passages are embedded in: ``fp32``, ``bf16`` or ``fp16`` (``auto`` resolved for this
-        process's device; ``DeviceError`` for a GPU this machine does not have)."""
-        return resolve(self.precision, resolve_device(self.device))
+        """The precision passages are embedded in: ``fp32``, ``bf16``, ``fp16`` or ``int8`` (``auto`` resolved for
+        this process's device, fp32 where it would be int8 and the int8 graph cannot run this pooling;
+        ``DeviceError`` for a GPU this machine does not have)."""
+        chosen = resolve(self.precision, resolve_device(self.device))
+        if chosen == "int8" and self.precision == "auto" and not (
+                onnx_encoder.enabled() and onnx_encoder.can_run(self.pooling, self.pooling_params)):
+            return "fp32"
+        return chosen
 
     def pinned(self, gpus: float = 0) -> EncoderSpec:
         """This spec with this process's decisions fixed, so that workers elsewhere (Ray actors) embed as this
@@ -180,11 +191,37 @@ class OnnxBackend:
         return onnx_encoder.load(spec.model, spec.pooling, spec.threads, batch_size=spec.batch_size)
 
     def made(self, encoder: object) -> bool:
-        return isinstance(encoder, onnx_encoder.OnnxEncoder)
+        return isinstance(encoder, onnx_encoder.OnnxEncoder) and encoder.precision == "fp32"
 
     def prepare(self, spec: EncoderSpec) -> None:
         if self.serves(spec, "query"):
             onnx_encoder.prepare_graph(spec.model, spec.pooling, spec.pooling_params)
+
+
+class OnnxInt8Backend:
+    """``OnnxEncoder`` on the int8 graph quantised from the exported one (made on first need): the passages and
+    the queries of an int8 index, so that both sides of a comparison are embedded alike and a query process
+    loads one graph a quarter the size."""
+
+    name = "onnx-int8"
+    family = "onnx-int8"
+
+    def switched_on(self) -> bool:
+        return onnx_encoder.enabled()
+
+    def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
+        return spec.on == "cpu" and spec.embeds_in == "int8" and onnx_encoder.can_run(spec.pooling,
+                                                                                       spec.pooling_params)
+
+    def make(self, spec: EncoderSpec) -> EncoderLike | None:
+        return onnx_encoder.load(spec.model, spec.pooling, spec.threads, batch_size=spec.batch_size,
+                                 precision="int8")
+
+    def made(self, encoder: object) -> bool:
+        return isinstance(encoder, onnx_encoder.OnnxEncoder) and encoder.precision == "int8"
+
+    def prepare(self, spec: EncoderSpec) -> None:
+        pass
 
 
 class OpenVinoBackend:
@@ -222,7 +259,8 @@ class TorchBackend:
         return True
 
     def serves(self, spec: EncoderSpec, purpose: Purpose) -> bool:
-        return True
+        # int8 is the quantised graph's alone (torch's own dynamic quantisation loses quality: docs/performance.md).
+        return spec.embeds_in != "int8"
 
     def make(self, spec: EncoderSpec) -> EncoderLike | None:
         return Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
@@ -237,7 +275,8 @@ class TorchBackend:
 
 
 # In order of preference; every list of backend names comes from here.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxBackend(), OpenVinoBackend(), TorchBackend())}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxInt8Backend(), OnnxBackend(), OpenVinoBackend(),
+                                                     TorchBackend())}
 
 
 def backend_of(encoder: object) -> str | None:

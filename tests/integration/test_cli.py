@@ -67,10 +67,11 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
         2, "all-MiniLM-L6-v2", "mean", 384,
     )
     assert stats["disk_bytes"] > 0
-    # What the vectors were embedded in: this machine's auto precision, the same the eval cache keys use.
-    from searchapp.encode.precision import resolve
+    # What the vectors were embedded in: this machine's auto precision for this index, the same the eval cache
+    # keys use (fp32 where the flags would say int8 but the ONNX graph is switched off, as in the suite).
+    from searchapp.encode.spec import EncoderSpec
 
-    assert stats["vectors_precision"] == resolve("auto")
+    assert stats["vectors_precision"] == EncoderSpec(precision="auto").embeds_in
     assert stats["vectors_encoder"] == "torch"  # the suite's ONNX and OpenVINO paths are off (conftest)
     # This machine's cache, under the test's home: where the exported graphs go, and how big they are.
     assert stats["cache_dir"] == str(Path.home() / ".cache" / "searchapp")

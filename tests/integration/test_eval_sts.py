@@ -29,6 +29,13 @@ def test_eval_sts_json_and_ordering(tmp_path: Path, real_encoder) -> None:  # ty
     out = json.loads(res.stdout)
     assert out["pairs"] == 6 and out["pooling"] == "mean"
     assert out["spearman"] > 80  # clearly graded pairs: the model must order them nearly right
+    # Embedded as an index would be: auto resolved as the index's encoder choice resolves it (fp32 in the suite,
+    # whose ONNX path is off), or the precision asked.
+    from searchapp.encode.spec import EncoderSpec
+
+    assert out["precision"] == EncoderSpec(precision="auto").embeds_in
+    res = runner.invoke(app, ["eval-sts", "sts.csv", "--precision", "fp16", "--json"])
+    assert res.exit_code == 1 and "fp16 runs on a CUDA GPU only" in res.stderr
     res = runner.invoke(app, ["eval-sts", "sts.csv", "--pooling", "sbert-wk", "--pooling-param", "layer_start=4"])
     assert res.exit_code == 0 and "Spearman" in res.stdout
 

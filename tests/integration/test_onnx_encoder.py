@@ -167,6 +167,35 @@ def test_an_fp32_ingest_embeds_through_onnx_without_torch_and_as_torch_would(onn
     assert ingest("bf16", "bf16")["encoder"] == "Encoder"
 
 
+def test_an_int8_index_embeds_passages_and_questions_through_the_quantised_graph(onnx_on: Path,
+                                                                                  tmp_path: Path) -> None:
+    """``--precision int8``: the fp32 graph quantised once into the cache, passages and questions both embedded by
+    it (one session), the index's record saying so, vectors close to fp32's and the ranking the same here."""
+    from searchapp.encode.onnx_encoder import int8_graph_path
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(TEXTS[2:4]):
+        (docs / f"d{i}.txt").write_text(text, encoding="utf-8")
+    vectors = {}
+    for precision in ("int8", "fp32"):
+        with Index(tmp_path / precision, create=True, precision=precision) as ix:
+            ix.ingest(docs)
+            stats = ix.stats().to_dict()
+            vectors[precision] = np.array([v for _, v in sorted(
+                (p.path, p.vector) for p in ix.export(vectors=True) if hasattr(p, "vector"))])
+            if precision == "int8":
+                assert int8_graph_path("all-MiniLM-L6-v2").exists()
+                assert (stats["vectors_precision"], stats["vectors_encoder"]) == ("int8", "onnx-int8")
+                assert ix.query_encoder is ix.encoder and ix.encoder.precision == "int8"  # type: ignore[attr-defined]
+                hits = ix.search("how often should tomatoes be watered?", k=2)
+                assert hits[0].path.endswith("d0.txt")
+            else:
+                assert stats["vectors_encoder"] == "onnx"
+    got, ref = vectors["int8"], vectors["fp32"]
+    assert got.shape == ref.shape and (got * ref).sum(axis=1).min() >= 0.98
+
+
 @pytest.mark.parametrize(("precision", "switch", "backend"),
                          [("fp32", "1", "onnx"), ("bf16", "1", "torch"), ("fp32", "0", "torch")])
 def test_ray_actors_build_the_encoder_of_a_local_ingest(onnx_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -18,9 +18,11 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     made: list[str] = []
 
     def load(model: str, pooling: str, threads: int | None, export_missing: bool = True,
-             batch_size: int = 32) -> onnx_encoder.OnnxEncoder:
-        made.append(model)
-        return object.__new__(onnx_encoder.OnnxEncoder)  # no session: the choice is what is tested
+             batch_size: int = 32, precision: str = "fp32") -> onnx_encoder.OnnxEncoder:
+        made.append(f"{model}:{precision}")
+        encoder = object.__new__(onnx_encoder.OnnxEncoder)  # no session: the choice is what is tested
+        encoder.precision = precision
+        return encoder
 
     monkeypatch.setenv("SEARCHAPP_ONNX", "1")
     monkeypatch.setattr(onnx_encoder, "runtime_available", lambda: True)
@@ -60,7 +62,7 @@ def test_torch_everywhere_when_onnx_cannot_serve(graph: list[str], monkeypatch: 
 def test_a_pinned_spec_carries_the_drivers_decisions(graph: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     spec = EncoderSpec(precision="auto")
     pinned = spec.pinned()
-    assert pinned.precision == spec.embeds_in in ("fp32", "bf16")
+    assert pinned.precision == spec.embeds_in in ("fp32", "bf16", "int8")
     assert pinned.backends == tuple(b for b in BACKENDS if b != "openvino")  # switched off in tests (conftest)
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     assert EncoderSpec(precision="fp32").pinned().backends == ("torch",)
@@ -74,3 +76,41 @@ def test_bad_specs_are_refused() -> None:
         EncoderSpec(precision="fp16")
     with pytest.raises(ConfigError, match="unknown encoder backend cuda"):
         EncoderSpec(backends=("cuda",))
+
+
+def test_int8_ingests_and_queries_share_one_quantised_graph(graph: list[str]) -> None:
+    spec = EncoderSpec(precision="int8")
+    ingest = LazyEncoder(spec.build)
+    assert backend_of(ingest.loaded) == "onnx-int8"
+    assert spec.query_encoder(ingest) is ingest.loaded  # questions embedded alike, one session
+    assert graph == ["all-MiniLM-L6-v2:int8"]
+
+
+def test_auto_is_int8_on_an_avx2_cpu_without_bf16_where_the_graph_can_run(
+    graph: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from searchapp.encode import precision
+
+    monkeypatch.setenv(precision.CPU_FLAGS_ENV, "fpu sse2 avx avx2 fma")
+    precision.native_bf16.cache_clear()
+    try:
+        assert EncoderSpec(precision="auto").embeds_in == "int8"
+        assert backend_of(EncoderSpec(precision="auto").build()) == "onnx-int8"
+        # A pooling the graph cannot run, or ONNX switched off: fp32 through torch, never a refusal.
+        for spec in (EncoderSpec(precision="auto", pooling="sbert-wk"),
+                     EncoderSpec(precision="auto", pooling="layers", pooling_params={"layers": [-1]})):
+            assert spec.embeds_in == "fp32" and isinstance(spec.build(), Encoder)
+        monkeypatch.setenv("SEARCHAPP_ONNX", "0")
+        assert EncoderSpec(precision="auto").embeds_in == "fp32"
+        assert isinstance(EncoderSpec(precision="auto").build(), Encoder)
+    finally:
+        precision.native_bf16.cache_clear()
+
+
+def test_int8_is_refused_where_it_cannot_run() -> None:
+    with pytest.raises(ConfigError, match="int8 runs through the model's ONNX graph: pooling 'sbert-wk'"):
+        EncoderSpec(precision="int8", pooling="sbert-wk")
+    from searchapp.encode.precision import resolve
+
+    with pytest.raises(ConfigError, match="int8 runs on the CPU only"):
+        resolve("int8", "cuda")

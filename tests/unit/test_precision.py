@@ -7,7 +7,8 @@ from searchapp.errors import ConfigError
 def test_explicit_precisions_pass_through_and_auto_resolves() -> None:
     assert resolve("fp32") == "fp32"
     assert resolve("bf16") == "bf16"
-    assert resolve("auto") in ("fp32", "bf16")
+    assert resolve("int8") == "int8"
+    assert resolve("auto") in ("fp32", "bf16", "int8")
 
 
 def test_unknown_precision_is_a_config_error() -> None:

@@ -15,8 +15,9 @@ def test_auto_follows_the_cpu_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv(precision.CPU_FLAGS_ENV)  # the machine's /proc/cpuinfo, here a stand-in
     info = tmp_path / "cpuinfo"
     monkeypatch.setattr(precision, "CPUINFO", info)
-    for flags, expected in (("fpu sse avx2 avx512f avx512bw", "fp32"), ("fpu avx2 avx512f avx512_bf16", "bf16"),
-                            ("fpu amx_tile amx_bf16", "bf16")):
+    for flags, expected in (("fpu sse avx2 avx512f avx512bw", "int8"), ("fpu avx2 avx512f avx512_bf16", "bf16"),
+                            ("fpu amx_tile amx_bf16", "bf16"), ("fpu sse sse2 sse4_2", "fp32"),
+                            ("fp asimd asimddp", "fp32")):
         info.write_text(f"processor\t: 0\nflags\t\t: {flags}\n\nprocessor\t: 1\nflags\t\t: {flags}\n")
         precision.native_bf16.cache_clear()
         assert precision.resolve("auto") == expected, flags
@@ -50,7 +51,9 @@ def test_auto_resolves_identically_under_a_busy_cpu() -> None:
             t.join()
         precision.native_bf16.cache_clear()
     assert len(set(answers)) == 1
-    assert answers[0] == ("bf16" if precision.NATIVE_BF16_FLAGS & precision.cpu_flags() else "fp32")
+    flags = precision.cpu_flags()
+    assert answers[0] == ("bf16" if precision.NATIVE_BF16_FLAGS & flags else
+                          "int8" if precision.INT8_FLAGS & flags else "fp32")
 
 
 def test_flags_given_stand_in_for_the_machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,7 +61,7 @@ def test_flags_given_stand_in_for_the_machines(tmp_path: Path, monkeypatch: pyte
     another CPU class would."""
     info = tmp_path / "cpuinfo"
     monkeypatch.setattr(precision, "CPUINFO", info)
-    for machine, given, expected in (("fpu avx2 amx_bf16", "fpu avx2", "fp32"),
+    for machine, given, expected in (("fpu avx2 amx_bf16", "fpu avx2", "int8"), ("fpu avx2", "fpu sse2", "fp32"),
                                      ("fpu avx2", "fpu avx512_bf16", "bf16")):
         info.write_text(f"processor\t: 0\nflags\t\t: {machine}\n")
         monkeypatch.setenv(precision.CPU_FLAGS_ENV, given)
