@@ -226,6 +226,13 @@ def run_until(proc: subprocess.Popen[str], log: Path, db: Path, trigger: tuple[A
         if kind in ("encode", "commit") and events.count(kind) >= arg[0]:
             extra = arg[1] * group_s
             break
+        # The n-th group sent to the encoder after this run's first commit: what "late in a later group" means
+        # whatever the timing (counting encode events alone let a run whose first groups were embedded in more
+        # than one call reach the count before any commit, and the kill did not land mid-ingest).
+        if kind == "encode_past_commit" and "commit" in events and \
+                events[events.index("commit"):].count("encode") >= arg[0]:
+            extra = arg[1] * group_s
+            break
         time.sleep(0.005)
     time.sleep(extra)
     if proc.poll() is None:
@@ -249,7 +256,7 @@ def schedule() -> list[tuple[Any, ...]]:
         ("time", 1.0),  # re-run: the vector file checked against SQLite and rebuilt
         ("commit", 2, 0.6),  # between two commits: the next group being embedded
         ("time", 2.2),  # re-run: files walked, changes detected, new ones split
-        ("encode", 2, 0.8),  # late in a group's embedding, with a commit of this run behind it
+        ("encode_past_commit", 1, 0.8),  # late in a group's embedding, with a commit of this run behind it
         ("time", 4.0),  # re-run: the model loading
         ("commit", 1, 1.2),  # past a commit, across a vector file rewrite
         ("encode", 1, 0.1),  # the moment a group is sent to the encoder
