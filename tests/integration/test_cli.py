@@ -139,6 +139,11 @@ def test_query_file_runs_every_line_as_json_lines(tmp_path: Path, real_encoder) 
     assert docs[0]["hits"][0]["path"].endswith("keys.md") and docs[1]["hits"][0]["path"].endswith("garden.txt")
     single = json.loads(runner.invoke(app, ["query", "watering tomatoes", "--json", "-k", "1"]).stdout)
     assert [h["passage_id"] for h in single["hits"]] == [h["passage_id"] for h in docs[1]["hits"]]
-    assert single["hits"][0]["dense_score"] == pytest.approx(docs[1]["hits"][0]["dense_score"], abs=1e-5)
+    # The same question alone or in a batch: the same vector, to fp32's rounding; in bf16 (the suite run as a bf16
+    # CPU) a batch's padding changes the rounding of the question's own tokens by a few parts in ten thousand.
+    from searchapp.encode.spec import EncoderSpec
+
+    tol = 1e-5 if EncoderSpec(precision="auto").embeds_in == "fp32" else 2e-3
+    assert single["hits"][0]["dense_score"] == pytest.approx(docs[1]["hits"][0]["dense_score"], abs=tol)
     res = runner.invoke(app, ["query", "x", "--file", "q.txt"])
     assert res.exit_code == 2 and "not both" in res.output  # a usage error, as docs/cli.md says
