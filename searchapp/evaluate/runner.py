@@ -19,6 +19,7 @@ from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
+from searchapp.query.documents import group_documents
 from searchapp.query.fusion import Fusion, fuse
 from searchapp.store.base import Stores
 from searchapp.types import Candidates, EncoderLike, Run
@@ -62,28 +63,16 @@ class Prepared:
         """Queries with at least one relevant document (the others are skipped by the metrics)."""
         return sum(1 for rels in self.data.qrels.values() if any(g > 0 for g in rels.values()))
 
-    def documents(self, passage_run: Run) -> list[str]:
-        """Fold a passage run into a document ranking (max over a document's passages), ``DEPTH`` long."""
-        seen: dict[str, None] = {}
-        for pid, _ in passage_run:
-            doc = self.doc_of.get(pid)
-            if doc is not None and doc not in seen:
-                seen[doc] = None
-                if len(seen) == DEPTH:
-                    break
-        return list(seen)
+    def documents(self, passage_run: Run, fusion: Fusion | None = None) -> list[str]:
+        """Fold a passage run into a document ranking, ``DEPTH`` long, as a search grouped by document ranks them
+        (``query/documents.py``): by the best passage, with ``fusion``'s document weight for a hybrid run."""
+        weight = fusion.document_weight if fusion is not None else 0.0
+        threshold = fusion.document_threshold if fusion is not None else 0.0
+        return [doc for doc, _ in group_documents(passage_run, self.doc_of.get, weight, threshold)[:DEPTH]]
 
     def score(self, mode: str, fusion: Fusion | None = None) -> dict[str, float]:
         """Mean metrics of ``mode`` (``lexical``, ``dense``, or ``hybrid`` with ``fusion``)."""
-        ranked: dict[str, list[str]] = {}
-        for q, r in self.runs.items():
-            if mode == "lexical":
-                ranked[q] = self.documents(r.lexical)
-            elif mode == "dense":
-                ranked[q] = self.documents(r.dense)
-            else:
-                ranked[q] = self.documents(fuse(r.candidates, fusion or self.fusion))
-        return evaluate(ranked, self.data.qrels)[0]
+        return evaluate(self.run_for(mode, fusion), self.data.qrels)[0]
 
     def known_items(self, mode: str, fusion: Fusion | None = None) -> dict[str, float | int]:
         """success@1, success@5, MRR@10 of ``mode`` and the counts behind them (``metrics.known_item``)."""
@@ -97,10 +86,12 @@ class Prepared:
         """Document rankings of every query (for TREC run files)."""
         out = {}
         for q, r in self.runs.items():
-            base = r.lexical if mode == "lexical" else r.dense if mode == "dense" else fuse(
-                r.candidates, fusion or self.fusion
-            )
-            out[q] = self.documents(base)
+            if mode == "lexical":
+                out[q] = self.documents(r.lexical)
+            elif mode == "dense":
+                out[q] = self.documents(r.dense)
+            else:
+                out[q] = self.documents(fuse(r.candidates, fusion or self.fusion), fusion or self.fusion)
         return out
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.lines import end_of
+from searchapp.query.documents import group_documents
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
 from searchapp.query.options import SearchKwargs, check_queries, resolve
 from searchapp.query.snippets import QueryTerms, snippet
@@ -115,17 +116,12 @@ class _Search:
         while True:
             ranked = self.rank(depth)
             records = self.reader.hydrate([pid for pid, _ in ranked.run])
-            groups: dict[str, tuple[int, float, list[int]]] = {}
-            for pid, score in ranked.run:
-                rec = records.get(pid)
-                if rec is None:  # removed by a concurrent ingest after ranking
-                    continue
-                if rec.path in groups:
-                    groups[rec.path][2].append(pid)
-                else:
-                    groups[rec.path] = (pid, score, [])
-            if len(groups) >= need or ranked.complete or depth >= MAX_DEPTH:
-                return ranked, records, list(groups.values())
+            # A passage removed by a concurrent ingest after ranking has no record and is left out.
+            weight = self.settings.document_weight if self.mode == "hybrid" else 0.0
+            docs = group_documents(ranked.run, lambda pid: rec.path if (rec := records.get(pid)) else None,
+                                   weight, self.settings.document_threshold)
+            if len(docs) >= need or ranked.complete or depth >= MAX_DEPTH:
+                return ranked, records, [(d.best, d.score, d.others) for _, d in docs]
             depth = min(depth * DEEPEN, MAX_DEPTH)
 
 

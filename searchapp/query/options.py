@@ -41,6 +41,8 @@ class FusionKwargs(TypedDict, total=False):
     alpha_question: float | None
     alpha_statement: float | None
     lexical_spread: float | None
+    document_weight: float | None
+    document_threshold: float | None
 
 
 class SearchKwargs(FusionKwargs, total=False):
