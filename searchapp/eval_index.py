@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from searchapp.config import IndexConfig
 from searchapp.encode.device import resolve_device
 from searchapp.errors import SearchappError
 from searchapp.evaluate.beir import load_beir
+from searchapp.evaluate.diagnostics import Diagnosis, diagnose
 from searchapp.evaluate.known_items import KnownItems, read_questions
 from searchapp.evaluate.runner import Prepared, collect, index_path
 from searchapp.index import Index
@@ -69,12 +70,13 @@ def prepare(
 @dataclass(frozen=True)
 class FolderCheck:
     """A folder's questions with their runs (documents by their path relative to the folder), the index they
-    ran against (as shown to people) and what bringing it up to date did."""
+    ran against (as shown to people, and its location) and what bringing it up to date did."""
 
     prepared: Prepared
     items: KnownItems
     index: str
     summary: IngestSummary
+    location: str = field(repr=False)  # as opened (a URL with its password: kept out of a repr)
 
 
 def prepare_folder(
@@ -111,7 +113,14 @@ def prepare_folder(
                            k0 or index.config.fusion.k0)
     relative = {pid: _relative(key, root) for pid, key in prepared.doc_of.items()}
     _check_indexed(items, questions, set(relative.values()), summary, root)
-    return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary)
+    return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary, str(path))
+
+
+def diagnose_folder(check: FolderCheck, fusion: Fusion) -> list[Diagnosis]:
+    """Every question of ``check`` diagnosed (evaluate/diagnostics.py) with hybrid fused by ``fusion``: its index
+    opened again, read-only, for the passages' texts and the terms' IDF."""
+    with Index(check.location, read_only=True) as index, index.stores.reader() as reader:
+        return diagnose(check.prepared, check.items, fusion, reader)
 
 
 def _relative(key: str, root: str) -> str:

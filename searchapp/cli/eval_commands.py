@@ -33,6 +33,7 @@ from searchapp.types import MAX_WHOLE
 
 if TYPE_CHECKING:
     from searchapp.config import IndexConfig
+    from searchapp.evaluate.diagnostics import Diagnosis, Evidence
 
 EvalIndexOpt = Annotated[
     str | None, typer.Option("--index", "-i", help="Index folder or PostgreSQL URL (default: a cached folder).")
@@ -84,6 +85,11 @@ def eval_cmd(
     show_misses: Annotated[bool, typer.Option(
         "--show-misses", help="With --questions: list, per mode, the questions whose target was not first, and "
         "what was ranked above it.")] = False,
+    diagnose: Annotated[bool, typer.Option(
+        "--diagnose", help="With --questions: per question, each mode's rank of the target, whether hybrid ranks it "
+        "below the better single mode, and both sides' evidence for the target's best passage in each mode and for "
+        "hybrid's first document (matched terms with their IDF, BM25, cosine, fused contributions); printed for the "
+        "questions some mode misses or hybrid disagrees on, all of them under per_question with --json.")] = False,
     device: DeviceOpt = "auto",
     as_json: JsonOpt = False,
     *,
@@ -102,11 +108,13 @@ def eval_cmd(
         for m in modes:
             check("mode", m)  # before any indexing work
     if questions is not None:
-        _eval_questions(dataset, questions, base, modes, index, fusion, run_file, show_misses, as_json, device)
+        _eval_questions(dataset, questions, base, modes, index, fusion, run_file, show_misses, as_json, device,
+                        diagnose)
         return
     with errors():
-        if show_misses:
-            raise SearchappError("--show-misses lists the misses of --questions: give a questions file")
+        if show_misses or diagnose:
+            flag = "--show-misses lists the misses" if show_misses else "--diagnose reads the questions"
+            raise SearchappError(f"{flag} of --questions: give a questions file")
         prepared = prepare(dataset, split, base, k0=fusion["k0"], index_dir=index, progress=_progress,
                            device=device)
         settings = resolve_fusion(prepared.fusion, fusion)
@@ -137,10 +145,11 @@ def _eval_questions(
     show_misses: bool,
     as_json: bool,
     device: str = "auto",
+    diagnose: bool = False,
 ) -> None:
     """``eval FOLDER --questions FILE``: the known-item check of a folder of documents (docs/evaluation.md)."""
     from searchapp.cli.index_commands import embedding_progress
-    from searchapp.eval_index import prepare_folder
+    from searchapp.eval_index import diagnose_folder, prepare_folder
     from searchapp.evaluate.known_items import misses
     from searchapp.evaluate.runner import write_trec_run
     from searchapp.query.options import resolve_fusion
@@ -154,22 +163,28 @@ def _eval_questions(
         rankings = {m: prepared.run_for(m, settings) for m in modes}
         if run_file is not None:
             write_trec_run(run_file, rankings[modes[-1]], f"searchapp-{modes[-1]}")
+        diagnoses = diagnose_folder(folder_check, settings) if diagnose else None
     for failed_path, reason in [*folder_check.summary.failures, *folder_check.summary.warnings]:
         say(f"warning: {display_path(failed_path)}: {reason}", err=True)
     results = {m: prepared.known_items(m, settings) for m in modes}
     missed = {m: misses(folder_check.items, rankings[m]) for m in modes}
     n = len(folder_check.items.questions)
     if as_json:
-        emit_json({"folder": str(folder), "questions": n, "index": folder_check.index, "fusion": asdict(settings),
-                   "results": {m: {k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
-                               for m, r in results.items()},
-                   "misses": {m: [miss.to_dict() for miss in found] for m, found in missed.items()}})
+        out = {"folder": str(folder), "questions": n, "index": folder_check.index, "fusion": asdict(settings),
+               "results": {m: {k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}
+                           for m, r in results.items()},
+               "misses": {m: [miss.to_dict() for miss in found] for m, found in missed.items()}}
+        if diagnoses is not None:
+            out["per_question"] = [d.to_dict() for d in diagnoses]
+        emit_json(out)
         return
     say(f"{folder}: {n} question{'s' if n != 1 else ''} ({questions})")
     say(f"{'mode':<10}{'first':>9}{'top 5':>9}{'MRR@10':>9}")
     for m, r in results.items():
         first, top5 = f"{r['hits@1']}/{n}", f"{r['hits@5']}/{n}"
         say(f"{m:<10}{first:>9}{top5:>9}{r['mrr@10']:>9.3f}")
+    if diagnoses is not None:
+        _say_diagnoses(diagnoses)
     if not show_misses:
         return
     for m, found in missed.items():
@@ -180,6 +195,47 @@ def _eval_questions(
             where = f"rank {miss.rank}" if miss.rank is not None else f"not in the top {MISS_DEPTH}"
             say(f"  line {q.line}: {q.text}")
             say(f"    target {' | '.join(q.targets)} ({where}); first: {miss.above[0] if miss.above else 'nothing'}")
+
+
+def _say_diagnoses(diagnoses: Sequence[Diagnosis]) -> None:
+    """A block per question that some mode misses or hybrid disagrees on (docs/cli.md)."""
+    shown = [d for d in diagnoses if d.worth_reading]
+    say("")
+    say(f"diagnosed: {len(shown)} of {len(diagnoses)} question{'s' if len(diagnoses) != 1 else ''} "
+        "missed by some mode or ranked lower by hybrid than by the better single mode")
+    for d in shown:
+        q = d.question
+        ranks = ", ".join(f"{m} {r if r is not None else '-'}" for m, r in d.ranks.items())
+        say(f"  line {q.line}: {q.text}")
+        say(f"    target {' | '.join(q.targets)}: {ranks}{'  (hybrid disagrees)' if d.hybrid_disagrees else ''}")
+        weight = f"dense weight {d.dense_weight:.3f} " if d.dense_weight is not None else ""
+        say(f"    {d.fusion}: {weight}({d.reason})")
+        # A passage once, with the modes in which it is the target's best.
+        chosen: dict[int, tuple[Evidence, list[str]]] = {}
+        for m, e in d.target.items():
+            if e is not None:
+                chosen.setdefault(e.passage_id, (e, []))[1].append(m)
+        shown_with = [(f"target ({', '.join(modes)})", e) for e, modes in chosen.values()]
+        for label, e in [*shown_with, ("hybrid first", d.hybrid_first)]:
+            if e is not None:
+                for line in _evidence_lines(label, e):
+                    say(f"    {line}")
+
+
+def _evidence_lines(label: str, e: Evidence) -> list[str]:
+    """One passage's evidence: where it is, its scores and the fused sum, and the terms it matched."""
+
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    fused = f"fused {num(e.fused)}"
+    if e.dense_contribution is not None and e.lexical_contribution is not None:
+        fused += (f" = dense {num(e.dense_contribution)} (normalised {num(e.dense_normalised)}) + lexical "
+                  f"{num(e.lexical_contribution)} (normalised {num(e.lexical_normalised)})")
+    terms = ", ".join(f"{t} {num(w)}" if w is not None else t for t, w in e.matched_terms) or "(none)"
+    return [f"{label}: {e.document}" + (f" > {e.section}" if e.section else "") + f" (passage {e.passage_id})",
+            f"  BM25 {num(e.bm25)}; cosine {num(e.cosine)}; {fused}",
+            f"  matched terms (IDF): {terms}"]
 
 
 def _dataset_split(item: str, default: str) -> tuple[Path, str]:

@@ -55,6 +55,12 @@ class Reader(ABC):
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         """Passages by id with their document's path, title and metadata (unknown ids left out)."""
 
+    def term_idf(self, query: str) -> dict[str, float] | None:
+        """Each of ``query``'s terms (``analysis.query_terms``) with the inverse document frequency the lexical
+        ranking weighs it by, over the whole index whatever the filter; ``None`` where the engine does not give
+        it (this default: PostgreSQL's pg_textsearch keeps its statistics to itself)."""
+        return None
+
 
 class Stores(ABC):
     """An index's storage, kept in step. Writers call :meth:`writing` first; everything else may run in any

@@ -342,6 +342,9 @@ class FolderReader(Reader):
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         return self.stores.hydrate(ids, self.conn)
 
+    def term_idf(self, query: str) -> dict[str, float]:
+        return lexical.idf(self.conn, query)
+
 
 _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()

@@ -22,6 +22,7 @@ run on several cores at once (``store/folder.py``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -227,3 +228,20 @@ class MatchParts:
     def __exit__(self, *exc: object) -> None:
         for m in self.parts:
             m.__exit__(*exc)
+
+
+def idf(conn: Connection, query: str) -> dict[str, float]:
+    """Each query term's IDF as ``bm25()`` computes it: ``ln((N - n + 0.5) / (n + 0.5))`` (1e-6 where that is not
+    positive), N the rows of the table and n those the term (one quoted phrase of :func:`match_expression`)
+    matches in any column. Counts the term's whole posting list: for explaining a ranking, not for every query."""
+    terms = query_terms(query)
+    if not terms:
+        return {}
+    n_rows = _rows(conn, "SELECT count(*) FROM passages", {})[0][0]  # FTS5's rows: every passage, kept in step
+    out = {}
+    for term in terms:
+        hits = _rows(conn, "SELECT count(*) FROM passages_fts WHERE passages_fts MATCH :q",
+                     {"q": match_expression([term])})[0][0]
+        weight = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+        out[term] = weight if weight > 0 else 1e-6
+    return out

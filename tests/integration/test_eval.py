@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,47 @@ def test_eval_questions_table_misses_and_given_index(tmp_path: Path, fake_model)
     assert "(rank 2); first: \\x1b]0;evil.md" in res.stdout and "\x1b" not in res.stdout  # escaped
     assert "target remote.md (not in the top 10); first: nothing" in res.stdout
     assert (tmp_path / "ix").is_dir()
+
+
+def test_eval_questions_diagnose(tmp_path: Path, fake_model) -> None:  # type: ignore[no-untyped-def]
+    from searchapp import Index
+
+    docs, questions = write_folder(tmp_path)
+    args = ["eval", str(docs), "--questions", str(questions), "--diagnose"]
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert set(out) == {"folder", "questions", "index", "fusion", "results", "misses", "per_question"}
+    per = {d["line"]: d for d in out["per_question"]}
+    assert list(per) == [3, 4, 5, 6]
+    for mode, result in out["results"].items():  # every mode's ranks, whatever --mode asked
+        assert sum(d["ranks"][mode] == 1 for d in per.values()) == result["hits@1"]
+    assert per[6]["ranks"]["lexical"] is None and per[6]["targets"] == ["remote.md"]  # no word in common
+    with Index(out["index"]) as ix:
+        n = ix.stats().passages
+    assert per[3]["evidence"]["hybrid_first"] is None
+    keys = per[3]["evidence"]["target"]["lexical"]
+    assert (keys["document"], keys["section"]) == ("keys.md", "Signing keys")
+    # Each word of the question is in the one passage of keys.md: BM25's IDF ln((N - 1 + 0.5) / 1.5).
+    idf = round(math.log((n - 0.5) / 1.5), 4)
+    assert keys["matched_terms"] == [{"term": t, "idf": idf} for t in ("rotate", "signing", "keys")]
+    first = per[6]["evidence"]["hybrid_first"]
+    assert first["document"] not in ("remote.md", None) and first["matched_terms"] == []
+    for d in per.values():
+        for e in [*d["evidence"]["target"].values(), d["evidence"]["hybrid_first"]]:
+            if e is not None:
+                assert e["fused"] == pytest.approx(e["dense_contribution"] + e["lexical_contribution"], abs=2e-4)
+    shown = [d for d in per.values() if set(d["ranks"].values()) != {1}]
+    table = CliRunner().invoke(app, [*args, "--mode", "lexical"])
+    assert table.exit_code == 0, table.output
+    assert f"diagnosed: {len(shown)} of 4 questions missed by some mode" in table.stdout
+    for d in shown:
+        ranks = ", ".join(f"{m} {r if r is not None else '-'}" for m, r in d["ranks"].items())
+        assert f"  line {d['line']}: {d['question']}\n    target {' | '.join(d['targets'])}: {ranks}" in table.stdout
+    assert f"hybrid first: {first['document']}" in table.stdout and "line 3:" not in table.stdout
+    assert "matched terms (IDF): (none)" in table.stdout
+    refused = CliRunner().invoke(app, ["eval", str(docs), "--diagnose"])
+    assert refused.exit_code == 1 and "--diagnose reads the questions of --questions" in refused.stderr
 
 
 @pytest.mark.parametrize(("text", "message"), [

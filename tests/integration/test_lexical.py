@@ -149,3 +149,21 @@ def test_fts5_query_terms_are_the_stems_of_the_query_words_as_fts5_ors_them() ->
     assert fts5_query_terms("the of") == ["the", "of"]
     assert fts5_query_terms("?!") == []
     assert fts5_query_terms("COVID-19") == [t for found in stems(["covid", "19"]) for t in found]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_idf_is_the_one_bm25_weighs_by(store: Database, query: str) -> None:
+    docs = _fts_tokens(store)
+    reference = BM25Okapi([docs[i] for i in sorted(docs)], k1=1.2, b=0.75)
+    with store.connect() as conn:
+        got = lexical.idf(conn, query)
+    # Every term here is one FTS5 term in fewer than half of the passages, where both formulas agree.
+    assert list(got) == query_terms(query)
+    assert got == pytest.approx({t: reference.idf[s] for t, s in zip(got, _stem(store, query), strict=True)})
+
+
+def test_idf_of_a_term_in_most_passages_is_fts5s_floor(store: Database) -> None:
+    with store.connect() as conn:
+        assert lexical.idf(conn, "the") == {"the": 1e-6}
+        assert lexical.idf(conn, "zzz") == {"zzz": pytest.approx(np.log((len(CORPUS) + 0.5) / 0.5))}
+        assert lexical.idf(conn, "?!") == {}
