@@ -103,10 +103,13 @@ def _diagnose(prepared: Prepared, q: Question, rels: Mapping[str, int], fusion: 
     """One question's diagnosis (:func:`diagnose`); ``rels`` its targets as qrels."""
     runs = prepared.runs[str(q.line)]
     passages = {"lexical": runs.lexical, "dense": runs.dense, "hybrid": fuse(runs.candidates, fusion)}
-    ranks = {m: first_relevant(prepared.documents(passages[m]), rels) for m in MODES}
+    # Documents ranked as the evaluation ranks them (hybrid with the fusion's document weight).
+    documents = {m: prepared.documents(passages[m], fusion if m == "hybrid" else None) for m in MODES}
+    ranks = {m: first_relevant(documents[m], rels) for m in MODES}
     best = {m: next((pid for pid, _ in passages[m] if prepared.doc_of.get(pid) in q.targets), None) for m in MODES}
-    top = passages["hybrid"][0][0] if passages["hybrid"] else None
-    first = top if top is not None and prepared.doc_of.get(top) not in q.targets else None
+    leader = documents["hybrid"][0] if documents["hybrid"] else None
+    first = None if leader is None or leader in q.targets else next(
+        pid for pid, _ in passages["hybrid"] if prepared.doc_of.get(pid) == leader)
     records = reader.hydrate(list({pid for pid in (*best.values(), first) if pid is not None}))
     idf = reader.term_idf(q.text)
     w = weighting(runs.candidates, fusion)
