@@ -1,7 +1,8 @@
 """Known-item ranking candidates on the two visible documentation folders and the visible BEIR splits, each
 against the shipped hybrid default with paired bootstrap intervals.
 
-    .venv/bin/python benchmarks/studies/known_item_ranking.py [--data ../shared/data] [--json]
+    .venv/bin/python benchmarks/studies/known_item_ranking.py [--data ../shared/data] [--precision P]
+        [--folders-only] [--json]
 
 Indexes are the cached ones `searchapp eval` builds (the default precision: int8 on an AVX2 CPU without bf16);
 about a minute once they are cached. Every candidate re-ranks the same gathered runs (``evaluate.runner.collect``:
@@ -11,9 +12,11 @@ against the default and its paired 95% bootstrap interval (``evaluate.stats.pair
 
 Candidates:
 
-- ``best passage``: a document ranks by its best hybrid passage (the ranking before ``document_weight``);
+- ``previous default``: the dense weight for questions 0.9, a document ranked by its best hybrid passage;
+- ``alpha_question A``: the adaptive rule's dense weight for questions at A (0.8 shipped);
+- ``without the agreement rule``: the document both sides rank first not kept first;
+- ``best passage``: a document ranks by its best hybrid passage (no ``document_weight``, no agreement rule);
 - ``document weight W, threshold T``: the shipped rule (``query/documents.py``) at other settings;
-- ``alpha_question A``: the adaptive rule's dense weight for questions (0.9 shipped);
 - ``rrf``: reciprocal rank fusion of both sides (k 60);
 - ``document-level fusion``: each document's best cosine and best BM25 over its candidate passages, z-scored over
   the documents and fused by the adaptive weight (documents fused, not passages);
@@ -43,6 +46,7 @@ from searchapp.evaluate.metrics import per_query
 from searchapp.evaluate.runner import Prepared, QueryRuns
 from searchapp.evaluate.stats import paired_bootstrap
 from searchapp.query.adaptive import adaptive_alpha
+from searchapp.query.documents import group_documents
 from searchapp.query.fusion import Fusion, fuse, rrf, zscore
 
 FOLDERS = ("pydantic-docs", "fastapi-docs")
@@ -51,8 +55,11 @@ SPLITS = {"scifact": "train", "wikiqa": "dev", "antique": "train", "trecqa-dev":
 Ranker = Callable[[QueryRuns], list[str]]
 
 
-def _passages(p: Prepared, fusion: Fusion) -> Ranker:
-    return lambda r: p.documents(fuse(r.candidates, fusion), fusion)
+def _passages(p: Prepared, fusion: Fusion, agreement: bool = True) -> Ranker:
+    if agreement:
+        return lambda r: p.documents(fuse(r.candidates, fusion), fusion, r.candidates)
+    return lambda r: [d for d, _ in group_documents(fuse(r.candidates, fusion), p.doc_of.get, fusion.document_weight,
+                                                     fusion.document_threshold)[:100]]
 
 
 def _document_fusion(p: Prepared) -> Ranker:
@@ -81,13 +88,19 @@ def _soft(p: Prepared, combine: Callable[[list[float]], float]) -> Ranker:
 def candidates(p: Prepared) -> dict[str, Ranker]:
     """Every candidate's document ranking of one query's runs; the first is the shipped default."""
     f = p.fusion
-    out: dict[str, Ranker] = {"default": _passages(p, f), "best passage": _passages(p, replace(f, document_weight=0))}
+    before = replace(f, alpha_question=0.9, document_weight=0.0)
+    out: dict[str, Ranker] = {
+        "default": _passages(p, f),
+        "previous default: alpha_question 0.9, best passage": _passages(p, before, agreement=False),
+        "alpha_question 0.9": _passages(p, replace(f, alpha_question=0.9)),
+        "without the agreement rule": _passages(p, f, agreement=False),
+        "best passage": _passages(p, replace(f, document_weight=0.0), agreement=False),
+    }
     for w, t in ((0.25, 1.0), (1.0, 1.0), (0.5, 0.5), (0.5, 1.5)):
         out[f"document weight {w:g}, threshold {t:g}"] = _passages(p, replace(f, document_weight=w,
                                                                                document_threshold=t))
-    for aq in (0.6, 0.7, 0.8):
+    for aq in (0.6, 0.7):
         out[f"alpha_question {aq:g}"] = _passages(p, replace(f, alpha_question=aq))
-        out[f"alpha_question {aq:g}, best passage"] = _passages(p, replace(f, alpha_question=aq, document_weight=0))
     out["rrf"] = lambda r: p.documents(rrf(r.candidates.dense, r.candidates.lexical))
     out["document-level fusion"] = _document_fusion(p)
     out["sum of passages 0.25"] = _soft(p, lambda v: v[0] + 0.25 * sum(max(x, 0.0) for x in v[1:3]))
@@ -115,15 +128,17 @@ def score(name: str, p: Prepared, folder: bool) -> list[dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--precision", default=None, help="the indexes' precision (default: the product's, auto)")
+    ap.add_argument("--folders-only", action="store_true", help="the two folders, not the BEIR splits")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    config = IndexConfig()
+    config = IndexConfig.from_flat(**({"precision": args.precision} if args.precision else {}))
     rows = []
     for name in FOLDERS:
         base = args.data / name
         check = prepare_folder(base / "docs", base / "questions.tsv", config)
         rows += score(name, check.prepared, folder=True)
-    for name, split in SPLITS.items():
+    for name, split in {} if args.folders_only else SPLITS.items():
         rows += score(name, prepare(args.data / name, split, config), folder=False)
     if args.json:
         print_json({"rows": rows})

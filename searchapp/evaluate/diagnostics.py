@@ -104,7 +104,8 @@ def _diagnose(prepared: Prepared, q: Question, rels: Mapping[str, int], fusion: 
     runs = prepared.runs[str(q.line)]
     passages = {"lexical": runs.lexical, "dense": runs.dense, "hybrid": fuse(runs.candidates, fusion)}
     # Documents ranked as the evaluation ranks them (hybrid with the fusion's document weight).
-    documents = {m: prepared.documents(passages[m], fusion if m == "hybrid" else None) for m in MODES}
+    documents = {m: prepared.documents(passages[m]) for m in MODES}
+    documents["hybrid"] = prepared.documents(passages["hybrid"], fusion, runs.candidates)
     ranks = {m: first_relevant(documents[m], rels) for m in MODES}
     best = {m: next((pid for pid, _ in passages[m] if prepared.doc_of.get(pid) in q.targets), None) for m in MODES}
     leader = documents["hybrid"][0] if documents["hybrid"] else None

@@ -19,7 +19,7 @@ from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
-from searchapp.query.documents import group_documents
+from searchapp.query.documents import agreed_first, group_documents
 from searchapp.query.fusion import Fusion, fuse
 from searchapp.store.base import Stores
 from searchapp.types import Candidates, EncoderLike, Run
@@ -63,12 +63,15 @@ class Prepared:
         """Queries with at least one relevant document (the others are skipped by the metrics)."""
         return sum(1 for rels in self.data.qrels.values() if any(g > 0 for g in rels.values()))
 
-    def documents(self, passage_run: Run, fusion: Fusion | None = None) -> list[str]:
+    def documents(self, passage_run: Run, fusion: Fusion | None = None, cands: Candidates | None = None) -> list[str]:
         """Fold a passage run into a document ranking, ``DEPTH`` long, as a search grouped by document ranks them
-        (``query/documents.py``): by the best passage, with ``fusion``'s document weight for a hybrid run."""
-        weight = fusion.document_weight if fusion is not None else 0.0
-        threshold = fusion.document_threshold if fusion is not None else 0.0
-        return [doc for doc, _ in group_documents(passage_run, self.doc_of.get, weight, threshold)[:DEPTH]]
+        (``query/documents.py``): by the best passage; a hybrid run (``fusion`` and its ``cands`` given) with the
+        fusion's document weight, the document both sides rank first kept first."""
+        if fusion is None or cands is None:
+            return [doc for doc, _ in group_documents(passage_run, self.doc_of.get)[:DEPTH]]
+        first = agreed_first(cands.dense, cands.lexical, self.doc_of.get)
+        docs = group_documents(passage_run, self.doc_of.get, fusion.document_weight, fusion.document_threshold, first)
+        return [doc for doc, _ in docs[:DEPTH]]
 
     def score(self, mode: str, fusion: Fusion | None = None) -> dict[str, float]:
         """Mean metrics of ``mode`` (``lexical``, ``dense``, or ``hybrid`` with ``fusion``)."""
@@ -91,7 +94,7 @@ class Prepared:
             elif mode == "dense":
                 out[q] = self.documents(r.dense)
             else:
-                out[q] = self.documents(fuse(r.candidates, fusion or self.fusion), fusion or self.fusion)
+                out[q] = self.documents(fuse(r.candidates, fusion or self.fusion), fusion or self.fusion, r.candidates)
         return out
 
 

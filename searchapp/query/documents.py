@@ -5,13 +5,17 @@ A document ranks by its best passage, plus, in hybrid mode, ``document_weight`` 
 best passages (up to :data:`DOCUMENT_PASSAGES` in all) scores above ``document_threshold``: a page that answers
 a question in several places outranks a page (an API stub, a changelog line) that matches it once about as well.
 Hybrid scores are fused z-scores by default (``query/fusion.py``), so the threshold is in standard deviations
-above the candidates' mean: a passage that is merely on the page's topic adds nothing. Measured on both visible
-documentation folders and the visible BEIR splits in docs/evaluation.md ("Document-level scoring").
+above the candidates' mean: a passage that is merely on the page's topic adds nothing.
+
+One rule bounds it: a document whose passage is first in both single lists (the best cosine and the best BM25
+among the candidates) stays first. Both sides agree on it, and the fusion of passages always keeps such a passage
+first; the weight of further passages must not undo that. Measured on both visible documentation folders and the
+visible BEIR splits in docs/evaluation.md ("Known-item ranking on two documentation folders").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from searchapp.types import Run
@@ -28,12 +32,26 @@ class DocumentScore:
     others: list[int] = field(default_factory=list)
 
 
+def agreed_first(
+    dense: Mapping[int, float], lexical: Mapping[int, float], document_of: Callable[[int], str | None]
+) -> str | None:
+    """The document of the passage both sides rank first (highest cosine and highest BM25 among the same
+    candidates, ties by passage id), or of both sides' first passages where those share a document; else None."""
+    if not dense or not lexical:
+        return None
+    first_dense = document_of(min(dense, key=lambda pid: (-dense[pid], pid)))
+    first_lexical = document_of(min(lexical, key=lambda pid: (-lexical[pid], pid)))
+    return first_dense if first_dense is not None and first_dense == first_lexical else None
+
+
 def group_documents(
-    run: Run, document_of: Callable[[int], str | None], weight: float = 0.0, threshold: float = 0.0
+    run: Run, document_of: Callable[[int], str | None], weight: float = 0.0, threshold: float = 0.0,
+    first: str | None = None,
 ) -> list[tuple[str, DocumentScore]]:
     """Fold a passage ``run`` (best first) into documents, best first (ties in the order their best passages
     came). ``document_of`` names a passage's document (``None``: leave the passage out). ``weight`` 0 ranks a
-    document by its best passage alone."""
+    document by its best passage alone. ``first`` (:func:`agreed_first`), when ranked, is put first, its score
+    raised to the leader's where the weight of further passages put another above it."""
     docs: dict[str, DocumentScore] = {}
     for pid, score in run:
         doc = document_of(pid)
@@ -47,4 +65,8 @@ def group_documents(
         if weight and len(found.others) < DOCUMENT_PASSAGES:
             found.score += weight * max(0.0, score - threshold)
     order = {doc: i for i, doc in enumerate(docs)}
-    return sorted(docs.items(), key=lambda item: (-item[1].score, order[item[0]]))
+    ranked = sorted(docs.items(), key=lambda item: (-item[1].score, order[item[0]]))
+    if first in docs and ranked[0][0] != first:
+        docs[first].score = max(docs[first].score, ranked[0][1].score)
+        ranked = [(first, docs[first])] + [item for item in ranked if item[0] != first]
+    return ranked

@@ -57,7 +57,7 @@ def test_cli_explain_table_and_json(tmp_path: Path, index: Index, fake_model) ->
     args = ["query", "how do I rotate signing keys?", "-i", str(tmp_path / "ix"), "-k", "1", "--explain"]
     shown = runner.invoke(app, args)
     assert shown.exit_code == 0, shown.output
-    assert "dense weight" in shown.stdout and "question: dense weight 0.9" in shown.stdout
+    assert "dense weight" in shown.stdout and "question: dense weight 0.8" in shown.stdout
     assert "matched terms: rotate, signing, keys" in shown.stdout
     doc = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
     assert set(doc["hits"][0]["explain"]) == {

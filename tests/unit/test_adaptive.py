@@ -79,4 +79,4 @@ def test_flat_bm25_among_the_dense_top_cannot_reorder_it() -> None:
 
 def test_reason_names_the_form_and_the_evidence() -> None:
     reason = adaptive_choice(many("why is the sky blue", [5.0] * 10), Fusion()).reason()
-    assert reason.startswith("question: dense weight 0.9") and "spread" in reason
+    assert reason.startswith("question: dense weight 0.8") and "spread" in reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from searchapp.evaluate.runner import Prepared, QueryRuns
-from searchapp.query.documents import DOCUMENT_PASSAGES, group_documents
+from searchapp.query.documents import DOCUMENT_PASSAGES, agreed_first, group_documents
 from searchapp.query.fusion import Fusion
 from searchapp.types import Candidates
 
@@ -44,7 +44,7 @@ def test_the_evaluation_ranks_documents_as_a_grouped_hybrid_search_does() -> Non
     # The same candidates, scored with and without the document weight: only hybrid mode's ranking moves.
     low = range(100, 120)  # the rest of the candidates, far below: the leaders stand 2-3 sd above their mean
     dense = {1: 0.80, 2: 0.78, 3: 0.77, 4: 0.76} | {p: 0.10 for p in low}
-    lexical = {1: 5.0, 2: 5.0, 3: 5.0, 4: 4.8} | {p: 0.0 for p in low}
+    lexical = {1: 5.0, 2: 5.1, 3: 5.0, 4: 4.8} | {p: 0.0 for p in low}  # the sides disagree on the first
     doc_of = DOC | {p: f"other{p}.md" for p in low}
     cands = Candidates("passages", dense, lexical)
     by_dense = sorted(dense.items(), key=lambda x: -x[1])
@@ -59,3 +59,17 @@ def test_the_evaluation_ranks_documents_as_a_grouped_hybrid_search_does() -> Non
     assert plain.run_for("hybrid")["q"][0] == "stub.md"
     assert grouped.run_for("hybrid")["q"][0] == "guide.md"
     assert grouped.run_for("dense")["q"][0] == "stub.md"  # a single mode ranks by the best passage
+
+
+def test_the_document_both_sides_rank_first_stays_first() -> None:
+    run = [(1, 3.0), (2, 2.9), (3, 2.8), (4, 2.0), (6, 0.5)]
+    assert agreed_first({1: 0.9, 2: 0.8}, {1: 7.0, 3: 6.0}, DOC.get) == "stub.md"
+    docs = group_documents(run, DOC.get, weight=0.5, threshold=1.0, first="stub.md")
+    assert [d for d, _ in docs][:2] == ["stub.md", "guide.md"]
+    assert docs[0][1].score >= docs[1][1].score  # scores still fall with rank
+    # Without agreement the further passages decide.
+    assert agreed_first({1: 0.9, 2: 0.8}, {3: 7.0, 1: 6.0}, DOC.get) is None
+    assert group_documents(run, DOC.get, weight=0.5, threshold=1.0)[0][0] == "guide.md"
+    # Both sides' first passages in one document agree on it; an unknown passage agrees on nothing.
+    assert agreed_first({2: 0.9, 1: 0.8}, {3: 7.0, 1: 6.0}, DOC.get) == "guide.md"
+    assert agreed_first({99: 0.9}, {99: 7.0}, DOC.get) is None
