@@ -87,7 +87,8 @@ def word_list(text: str) -> list[str]:
 
 def word_spans(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
     """``[start, end)`` of the words of ``text`` (as :func:`word_list` cuts them) that are among ``words``, in
-    order: an occurrence with no letter or digit on either side (``str.isalnum``, exactly what the pattern's ``[^\\W_]`` matches).
+    order: an occurrence with no letter or digit on either side (``str.isalnum``, exactly what the pattern's
+    ``[^\\W_]`` matches).
 
     One ``str.find`` scan of the text per word rather than a pattern of them all: compiling a pattern of a
     query's words costs more than the scans, and its alternation tries every word at every position."""

@@ -45,8 +45,8 @@ VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 
 # From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
-# MAX_PARTS; one core fewer in a session that also searches an exact vector index): below it one part is about as fast, the
-# hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
+# MAX_PARTS; one core fewer in a session that also searches an exact vector index): below it one part is about as
+# fast, the hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
 PARALLEL_MIN = 100_000
 MAX_PARTS = 4
 
