@@ -3,7 +3,7 @@
 One analysis for every engine and for highlighting: the FTS5 backend (``store/lexical.py``) and the PostgreSQL
 backend (``store/postgres/``) rank by the terms :func:`query_terms` gives, and the snippets
 (``query/snippets.py``) cut words with :func:`word_list` (and find them with
-:func:`words_among`) and compare :func:`stems`, so a word is highlighted
+:func:`word_spans`) and compare :func:`stems`, so a word is highlighted
 exactly when BM25 counted it. It sits above both ``store/`` and ``query/`` (``store/`` never imports ``query/``).
 
 Stopwords are dropped because a very frequent word makes the index walk a posting list as long as the corpus
@@ -85,11 +85,25 @@ def word_list(text: str) -> list[str]:
     return _TERM.findall(text)
 
 
-def words_among(words: Iterable[str]) -> re.Pattern[str]:
-    """A pattern finding exactly the words of a text (as :func:`word_list` cuts them) that are among ``words``:
-    one of them with no letter or digit on either side."""
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])")
+def word_spans(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
+    """``[start, end)`` of the words of ``text`` (as :func:`word_list` cuts them) that are among ``words``, in
+    order: an occurrence with no letter or digit on either side (``str.isalnum``, exactly what the pattern's
+    ``[^\\W_]`` matches).
+
+    One ``str.find`` scan of the text per word rather than a pattern of them all: compiling a pattern of a
+    query's words costs more than the scans, and its alternation tries every word at every position."""
+    spans = []
+    n = len(text)
+    for word in words:
+        size = len(word)
+        at = text.find(word)
+        while at >= 0:
+            end = at + size
+            if (at == 0 or not text[at - 1].isalnum()) and (end == n or not text[end].isalnum()):
+                spans.append((at, end))
+            at = text.find(word, at + 1)
+    spans.sort()
+    return spans
 
 
 _analysers = threading.local()

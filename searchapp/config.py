@@ -47,7 +47,7 @@ class IndexConfig:
     # backend's own threshold (store/vector_policy.DEFAULT_THRESHOLDS), recorded as a number when the index is made.
     vector_index: str = "auto"
     ivf_threshold: int | None = None
-    nprobe: int = 0  # 0: 7% of the lists, at least 32
+    nprobe: int = 0  # 0: vector_policy.auto_nprobe (64 lists, or 1.6% of them above 4,000)
     splitter: SplitterConfig = field(default_factory=SplitterConfig)
     # What the encoder sees of a passage: "section" puts its section path (its headings) on a line before it
     # (ingest/sections.py; chosen in docs/evaluation.md), "none" the passage alone. Indexes made before the

@@ -12,10 +12,10 @@ it before printing (``cli/common.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from searchapp.analysis import query_terms, stems, word_list, words_among
+from searchapp.analysis import query_terms, stems, word_list, word_spans
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
@@ -52,13 +52,13 @@ class QueryTerms:
         self.stems: frozenset[str] = frozenset().union(*self.term_stems.values())
         self._heads = frozenset(h for s in self.stems for h in _heads(s))
 
-    def _may_match(self, word: str) -> bool:
-        """False only for a word that cannot stem to a query stem; non-ASCII words are always analysed (their
-        folding and splitting are the tokenizer's to decide)."""
-        if not word.isascii():
-            return True
-        head = word[:2].lower()
-        return head in self._heads or head[:1] in self._heads
+    def _candidates(self, words: Iterable[str]) -> list[str]:
+        """The ``words`` that may stem to a query stem: all but those that cannot. A non-ASCII word is always
+        analysed (its folding and splitting are the tokenizer's to decide); an ASCII one only where its first
+        two letters, or its first, begin a query stem (:func:`_heads`). One comprehension, no call per word:
+        a query's hits hold hundreds of distinct words."""
+        heads = self._heads
+        return [w for w in words if not w.isascii() or w[:2].lower() in heads or w[:1].lower() in heads]
 
     def find(self, text: str) -> list[Occurrence]:
         """Every word of ``text`` whose stems meet the query's, in order."""
@@ -69,15 +69,14 @@ class QueryTerms:
         if not self.stems:
             return [[] for _ in texts]
         # Passages repeat their words, and most words cannot meet any query stem: analyse each distinct
-        # candidate once, then look only for the words that meet one.
-        words = {w for t in texts for w in word_list(t)}
-        candidates = [w for w in words if self._may_match(w)]
+        # candidate once, then look only for the words that meet one (a space never joins two words).
+        candidates = self._candidates(set(word_list(" ".join(texts))))
         shared = {w: found & self.stems for w, found in zip(candidates, stems(candidates), strict=True)}
         hits = {w: found for w, found in shared.items() if found}
         if not hits:
             return [[] for _ in texts]
-        finder = words_among(hits)
-        return [[Occurrence(m.start(), m.end(), hits[m.group()]) for m in finder.finditer(t)] for t in texts]
+        return [[Occurrence(start, end, hits[text[start:end]]) for start, end in word_spans(text, hits)]
+                for text in texts]
 
     def matched(self, found: list[Occurrence]) -> list[str]:
         """The query terms (as the query spells them, lower-cased) that ``found`` contains, in query order."""

@@ -45,8 +45,8 @@ VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 
 # From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
-# MAX_PARTS; one core fewer in a session that also searches vectors): below it one part is about as fast, the
-# hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
+# MAX_PARTS; one core fewer in a session that also searches an exact vector index): below it one part is about as
+# fast, the hand-offs costing what the cores save (docs/performance.md, "Lexical scoring in parts").
 PARALLEL_MIN = 100_000
 MAX_PARTS = 4
 
@@ -232,9 +232,12 @@ class FolderStores(Database, Stores):
             self.refresh()
         with contextlib.ExitStack() as stack:
             conn = stack.enter_context(self.connect())
-            # A hybrid query's dense search takes a core of its own; more parts would slow it down more than
-            # they speed up the lexical side (docs/performance.md).
-            yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if dense else 0), MAX_PARTS))
+            # An exact dense search (up to the IVF threshold, about 15 ms at 100k passages on 2 cores) is a hybrid
+            # query's long pole and takes a core of its own; an IVF one probes few lists (about 2 ms at 1M), so
+            # there the lexical side is the long pole and takes every core (docs/performance.md, "Query path on
+            # an AVX2 CPU").
+            exact = dense and self.vector_kind() == "flat"
+            yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if exact else 0), MAX_PARTS))
 
     def disk_bytes(self) -> int:
         size = 0

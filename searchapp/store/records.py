@@ -17,7 +17,7 @@ import contextlib
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -295,19 +295,25 @@ class Records(ABC):
         if conn is None:
             with self.engine.connect() as own:
                 return self.hydrate(ids, own)
-        rows = conn.execute(self._hydrate_query, {"ids": list(ids)})
+        rows = self._hydrate_rows(conn, ids)
         return {int(r[0]): PassageRecord(int(r[0]), *r[1:6], json.loads(r[6]), *r[7:]) for r in rows}
+
+    def _hydrate_rows(self, conn: Connection, ids: Sequence[int]) -> Iterable[Sequence[Any]]:
+        """The rows of :attr:`_hydrate_columns` for the passages ``ids`` (a hook: SQLite reads them without
+        SQLAlchemy's layers)."""
+        return conn.execute(self._hydrate_query, {"ids": list(ids)})
 
     @cached_property
     def _hydrate_query(self) -> Select[Any]:
         # Built once: every query hydrates its hits, and building the statement costs more than running it.
+        return self._hydrate_columns.where(self._among(self.tables.passages.c.id, "ids"))
+
+    @cached_property
+    def _hydrate_columns(self) -> Select[Any]:
+        """What a hydrated passage is made of: its columns and its document's."""
         p, d = self.tables.passages, self.tables.documents
-        return (
-            select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source, p.c.section,
-                   p.c.start_line, p.c.start_column)
-            .join(d, d.c.id == p.c.document_id)
-            .where(self._among(p.c.id, "ids"))
-        )
+        return select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source,
+                      p.c.section, p.c.start_line, p.c.start_column).join(d, d.c.id == p.c.document_id)
 
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         p, d = self.tables.passages, self.tables.documents

@@ -4,11 +4,14 @@ in the same transactions, and migrations on open."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection, Table, func, select, text
+from sqlalchemy import Connection, Table, bindparam, func, select, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from searchapp.errors import SchemaError, StorageError
@@ -100,6 +103,19 @@ class Database(Records):
 
     def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
         lexical.index_passages(conn, ids, texts, sections)
+
+    def _hydrate_rows(self, conn: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        # Every query hydrates its hits, and SQLAlchemy's statement and result layers cost about three times what
+        # SQLite takes to read ten passages (0.33 ms against 0.08 on a 2-core EPYC): the compiled text runs on the
+        # driver's connection. The ids go as one JSON array, so the text is the same for any number of them.
+        ids_json = json.dumps([int(i) for i in ids])
+        return conn.connection.driver_connection.execute(self._hydrate_sql, (ids_json,)).fetchall()  # type: ignore[union-attr]
+
+    @cached_property
+    def _hydrate_sql(self) -> str:
+        among = select(func.json_each(bindparam("ids")).table_valued("value").c.value)
+        query = self._hydrate_columns.where(self.tables.passages.c.id.in_(among))
+        return str(query.compile(dialect=self.engine.dialect))
 
     @contextlib.contextmanager
     def _snapshot(self, conn: Connection) -> Iterator[Connection]:

@@ -81,3 +81,29 @@ def test_a_failed_part_leaves_no_matches_behind(index: Index, monkeypatch: pytes
                 assert conn.exec_driver_sql("SELECT count(*) FROM temp.lexical_matches").scalar() == 0
         assert made == 1
     assert len(calls) == 2  # one part scored, then undone; the other failed
+
+
+def test_a_hybrid_session_leaves_a_core_to_an_exact_dense_search_only(
+    tmp_path: Path, fake_encoder, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    from searchapp import IndexConfig
+
+    # An exact scan is a hybrid query's long pole; an IVF search probes a few lists and leaves the lexical side
+    # the long pole, so it gets every core.
+    monkeypatch.setattr(folder, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(folder, "_cores", lambda: 2)
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(200)]
+    for threshold, parts in ((10**6, 1), (60, 2)):
+        config = IndexConfig.from_flat(ivf_threshold=threshold, nprobe=10_000)  # every list probed: exact answers
+        with Index(tmp_path / str(threshold), create=True, config=config, encoder=fake_encoder) as ix:
+            ix.add_texts(texts, ids=[f"t{i}" for i in range(len(texts))])
+            assert ix.stores.vectors.kind == ("flat" if threshold > 200 else "ivf")
+            with ix.stores.reader(dense=True) as reader:
+                assert len(reader.parts) == parts
+            with ix.stores.reader(dense=False) as reader:
+                assert len(reader.parts) == 2
+            monkeypatch.setattr(folder, "_cores", lambda: 1)
+            one = _hits(ix, "hybrid")
+            monkeypatch.setattr(folder, "_cores", lambda: 2)
+            assert _hits(ix, "hybrid") == one and any(one)

@@ -84,7 +84,7 @@ def test_find_many_equals_analysing_every_word(monkeypatch) -> None:  # type: ig
     texts = [" ".join(words[i : i + 300]) for i in range(0, len(words), 300)]
     queries = ["eyed keys", "the ies", "Éclair naïve", "eing ayes 2010s", "abational relational", "ﬁnance Straße"]
     fast = [QueryTerms(q).find_many(texts) for q in queries]
-    monkeypatch.setattr(snippets.QueryTerms, "_may_match", lambda self, word: True)
+    monkeypatch.setattr(snippets.QueryTerms, "_candidates", lambda self, words: list(words))
     slow = [QueryTerms(q).find_many(texts) for q in queries]
     assert fast == slow
     assert all(any(found) for found in fast)  # every query matches somewhere, so the comparison is not empty
@@ -115,3 +115,20 @@ def test_stems_are_the_same_from_the_cache() -> None:
     assert set(words) <= set(analysis._stem_cache)
     assert stems(words) == first == [frozenset({"rotat"}), frozenset({"sign"}), frozenset({"rotat"}),
                                      frozenset({"cafe"})]
+
+
+def test_word_spans_cut_words_as_the_lexical_side_does() -> None:
+    import re
+    import sys
+
+    from searchapp.analysis import word_spans
+
+    # word_spans tells a word's edges by str.isalnum: the pattern word_list cuts by must agree on every character.
+    letter_or_digit = re.compile(r"[^\W_]")
+    assert all(bool(letter_or_digit.match(chr(c))) == chr(c).isalnum() for c in range(sys.maxunicode + 1))
+    texts = ["aaaa aa a_aa aa", "Key key, keys KEY key2 keyé ²key key", "", "aa", "naïve naïveté café_café"]
+    words = {"aa", "key", "KEY", "keys", "café", "naïve"}
+    for text in texts:
+        reference = [(m.start(), m.end()) for m in re.finditer(r"[^\W_]+", text) if m.group() in words]
+        assert word_spans(text, words) == reference, text
+    assert word_spans(texts[0], words) == [(5, 7), (10, 12), (13, 15)]  # not empty; "_" cuts words
