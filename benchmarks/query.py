@@ -183,6 +183,9 @@ def measure(path: Path | str, n_queries: int, seed: int, fixed: np.ndarray | Non
         for mode in ("lexical", "dense", "hybrid"):
             p50, p95 = latencies(lambda q, mode=mode: ix.search(q, k=10, mode=mode), qs)
             out[f"{mode}_p50_ms"], out[f"{mode}_p95_ms"] = p50, p95
+        # Ten documents, each by its passages (query/documents.py): what `--group-by document` costs on top.
+        p50, p95 = latencies(lambda q: ix.search(q, k=10, mode="hybrid", group_by="document"), qs)
+        out["hybrid_grouped_p50_ms"], out["hybrid_grouped_p95_ms"] = p50, p95
     out["query_process_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
     return out
 
