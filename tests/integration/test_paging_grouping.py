@@ -84,3 +84,22 @@ def test_cli_and_http(tmp_path: Path, index: Index, fake_model) -> None:  # type
         assert httpx.post(f"{url}/search", json={"query": "keys", "group_by": "folder"}).status_code == 422
         with Client(url) as client:
             assert client.search("keys", k=2, group_by="document") == index.search("keys", k=2, group_by="document")
+
+
+def test_grouped_hybrid_scores_a_document_by_its_passages_as_query_documents_does(index: Index) -> None:
+    from searchapp.query.documents import agreed_first, group_documents
+
+    # 22 passages, fewer than k0: every passage is a candidate in both searches, so the fused scores agree.
+    passages = index.search("keys", k=100, mode="hybrid")
+    path = {h.passage_id: h.path for h in passages}.get
+    first = agreed_first({h.passage_id: h.dense_score for h in passages},
+                         {h.passage_id: h.lexical_score for h in passages}, path)
+    # Threshold 0: this corpus's fused z-scores stay under the default's 1, where nothing would be added.
+    expected = group_documents([(h.passage_id, h.score) for h in passages], path, 0.5, 0.0, first)
+    grouped = index.search("keys", k=3, mode="hybrid", group_by="document", document_threshold=0.0)
+    assert [(h.path, h.passage_id) for h in grouped] == [(d, s.best) for d, s in expected]
+    assert [h.score for h in grouped] == pytest.approx([s.score for _, s in expected])
+    # The long document's further passages count: its score is more than its best passage's.
+    assert grouped[0].path == "long" and grouped[0].score > passages[0].score
+    plain = index.search("keys", k=3, mode="hybrid", group_by="document", document_weight=0.0)
+    assert plain[0].score == pytest.approx(passages[0].score)
