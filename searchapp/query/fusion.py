@@ -87,7 +87,8 @@ class Fusion:
         "over the candidates) the lexical weight shrinks in proportion; 0 turns it off", ge=0)
     document_weight: float = _setting(
         0.5, "Hybrid ranking grouped by document: a document's score adds this times how far each of its next two "
-        "best passages' fused scores pass document_threshold; 0 ranks a document by its best passage", ge=0)
+        "best passages' fused scores pass document_threshold; 0 ranks a document by its best passage", ge=0,
+        le=100)
     document_threshold: float = _setting(
         1.0, "Hybrid ranking grouped by document: the fused score (in standard deviations, under zscore) a "
         "document's further passages must pass to add to its score", ge=-100, le=100)
