@@ -1,5 +1,6 @@
 """Per-question diagnostics of a known-item check, so that a miss can be read: where each mode ranks the target
-document (a document by its best passage, as :meth:`Prepared.documents` folds runs), whether hybrid ranks it below
+document (as :meth:`Prepared.documents` folds runs: by the best passage, hybrid's by ``query/documents.py``'s
+rule), whether hybrid ranks it below
 the better single list, and the evidence of both sides for the target's best passage in each mode (a mode can rank
 a document by another of its passages) and for the document hybrid put first: the query terms each matches with
 their IDF (the store's, ``Reader.term_idf``), BM25, the cosine, and what each side added to the fused score. The

@@ -19,7 +19,7 @@ from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
-from searchapp.query.documents import agreed_first, group_documents
+from searchapp.query.documents import group_documents, hybrid_documents
 from searchapp.query.fusion import Fusion, fuse
 from searchapp.store.base import Stores
 from searchapp.types import Candidates, EncoderLike, Run
@@ -68,9 +68,9 @@ class Prepared:
         (``query/documents.py``): by the best passage; a hybrid run (``fusion`` and its ``cands`` given) with the
         fusion's document weight, the document both sides rank first kept first."""
         if fusion is None or cands is None:
-            return [doc for doc, _ in group_documents(passage_run, self.doc_of.get)[:DEPTH]]
-        first = agreed_first(cands.dense, cands.lexical, self.doc_of.get)
-        docs = group_documents(passage_run, self.doc_of.get, fusion.document_weight, fusion.document_threshold, first)
+            docs = group_documents(passage_run, self.doc_of.get)
+        else:
+            docs = hybrid_documents(passage_run, self.doc_of.get, fusion, cands.dense, cands.lexical)
         return [doc for doc, _ in docs[:DEPTH]]
 
     def score(self, mode: str, fusion: Fusion | None = None) -> dict[str, float]:
@@ -87,6 +87,7 @@ class Prepared:
 
     def run_for(self, mode: str, fusion: Fusion | None = None) -> dict[str, list[str]]:
         """Document rankings of every query (for TREC run files)."""
+        settings = fusion or self.fusion
         out = {}
         for q, r in self.runs.items():
             if mode == "lexical":
@@ -94,7 +95,7 @@ class Prepared:
             elif mode == "dense":
                 out[q] = self.documents(r.dense)
             else:
-                out[q] = self.documents(fuse(r.candidates, fusion or self.fusion), fusion or self.fusion, r.candidates)
+                out[q] = self.documents(fuse(r.candidates, settings), settings, r.candidates)
         return out
 
 

@@ -17,10 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from searchapp.types import Run
 
 DOCUMENT_PASSAGES = 3  # the passages of a document that count: its best and the next two
+
+
+class DocumentWeights(Protocol):
+    """The settings the rule reads (``Fusion`` has them)."""
+
+    @property
+    def document_weight(self) -> float: ...
+
+    @property
+    def document_threshold(self) -> float: ...
 
 
 @dataclass
@@ -70,3 +81,14 @@ def group_documents(
         docs[first].score = max(docs[first].score, ranked[0][1].score)
         ranked = [(first, docs[first])] + [item for item in ranked if item[0] != first]
     return ranked
+
+
+def hybrid_documents(
+    run: Run, document_of: Callable[[int], str | None], settings: DocumentWeights, dense: Mapping[int, float],
+    lexical: Mapping[int, float],
+) -> list[tuple[str, DocumentScore]]:
+    """A hybrid ``run`` folded into documents by the whole rule: ``settings``' document weight and threshold, and
+    the document both sides rank first (``dense`` and ``lexical``: the candidates' cosines and BM25 scores) kept
+    first. What a grouped hybrid search and the document-level evaluation both rank by."""
+    return group_documents(run, document_of, settings.document_weight, settings.document_threshold,
+                           agreed_first(dense, lexical, document_of))

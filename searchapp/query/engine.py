@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.lines import end_of
-from searchapp.query.documents import agreed_first, group_documents
+from searchapp.query.documents import group_documents, hybrid_documents
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
 from searchapp.query.options import SearchKwargs, check_queries, resolve
 from searchapp.query.snippets import QueryTerms, snippet
@@ -116,16 +116,15 @@ class _Search:
         while True:
             ranked = self.rank(depth)
             records = self.reader.hydrate([pid for pid, _ in ranked.run])
-            # A passage removed by a concurrent ingest after ranking has no record and is left out.
-            hybrid = self.mode == "hybrid"
 
-            def path(pid: int) -> str | None:
+            def path(pid: int) -> str | None:  # None: removed by a concurrent ingest after ranking, left out
                 rec = records.get(pid)
                 return None if rec is None else rec.path
 
-            docs = group_documents(
-                ranked.run, path, self.settings.document_weight if hybrid else 0.0, self.settings.document_threshold,
-                agreed_first(ranked.dense, ranked.lexical, path) if hybrid else None)
+            if self.mode == "hybrid":
+                docs = hybrid_documents(ranked.run, path, self.settings, ranked.dense, ranked.lexical)
+            else:
+                docs = group_documents(ranked.run, path)
             if len(docs) >= need or ranked.complete or depth >= MAX_DEPTH:
                 return ranked, records, [(d.best, d.score, d.others) for _, d in docs]
             depth = min(depth * DEEPEN, MAX_DEPTH)
