@@ -7,12 +7,13 @@
 Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a fresh
 index with the index's own encoder (torch; ONNX Runtime in fp32 where it serves the pooling), loaded and warmed
 beforehand (everything else timed: walk, load, split, encode, SQLite, FTS5, FAISS), then runs torch's raw forward
-pass alone, fp32, last layer only, on the passages the ingest stored, grouped and length-sorted exactly as the
-ingest batches them, and the index's own encoder alone (tokenising, forward pass, pooling) over the same passages
-in the groups the ingest hands it. Prints passages/s of each and the ratios of the ingest to the raw fp32 forward
-pass and to its own encoder, per precision. A precision may name the backend that embeds the ingest's bf16
-passages, ``bf16:torch`` or ``bf16:openvino`` (SEARCHAPP_OPENVINO=0 or 1 for that row; plain ``bf16`` takes what
-the environment says, encode/spec.py); the backend that did is read back from the index (``vectors_encoder``).
+pass alone, fp32, last layer only, over the very texts the ingest handed its encoder (each passage with its
+section path, as the index embeds it), in the groups it handed them and length-sorted as its batches are, and the
+index's own encoder alone (tokenising, forward pass, pooling) over the same groups. Prints passages/s of each and
+the ratios of the ingest to the raw fp32 forward pass and to its own encoder, per precision. A precision may name
+the backend that embeds the ingest's bf16 passages, ``bf16:torch`` or ``bf16:openvino`` (SEARCHAPP_OPENVINO=0 or 1
+for that row; plain ``bf16`` takes what the environment says, encode/spec.py); the backend that did is read back
+from the index (``vectors_encoder``).
 --runs N repeats every row N times, each ingest into a new index with its own raw pass right after it, rows in turn
 within each run, and reports each row's median ratio (``medians``). --workers ray adds a Ray Data ingest of the
 same corpus into another new index (docs/distributed.md) and its throughput over the in-process ingest's; run it in
@@ -44,7 +45,6 @@ from _common import DATA, command, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.encode.openvino_encoder import ENV_SWITCH as OPENVINO_SWITCH
-from searchapp.ingest.pipeline import FLUSH_PASSAGES
 
 # What a ``--precision P:BACKEND`` sets the OpenVINO switch to for that row's ingest.
 BACKEND_SWITCH = {"torch": "0", "openvino": "1"}
@@ -116,15 +116,33 @@ def write_corpus(folder: Path, n: int) -> None:
             (folder / f"{doc['_id']}.txt").write_text(f"{doc['title']}\n\n{doc['text']}\n")
 
 
-def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
-    """Seconds of the forward pass alone over ``texts`` grouped and sorted as the ingest does (on a GPU, until
-    its work is done)."""
+@contextlib.contextmanager
+def recording(encoder: object) -> Iterator[list[list[str]]]:
+    """The texts an ingest hands ``encoder``, one list per call, in order: what it embeds (each passage with its
+    section path under the default ``passage_context`` "section") in the groups it embeds them, so the passes
+    timed against the ingest do the same work, not the stored passages alone (fewer tokens)."""
+    calls: list[list[str]] = []
+    original = encoder.encode  # type: ignore[attr-defined]
+
+    def encode(texts: list[str], *args: object, **kwargs: object) -> np.ndarray:
+        calls.append(list(texts))
+        return original(texts, *args, **kwargs)
+
+    encoder.encode = encode  # type: ignore[attr-defined]
+    try:
+        yield calls
+    finally:
+        del encoder.encode  # type: ignore[attr-defined]
+
+
+def raw_forward(encoder: Encoder, groups: list[list[str]], batch: int) -> float:
+    """Seconds of the forward pass alone over ``groups`` (each as one encode call of the ingest), each sorted by
+    length and cut into batches as the encoder does (on a GPU, until its work is done)."""
     import torch
 
     model = encoder.model
     total = 0.0
-    for g in range(0, len(texts), FLUSH_PASSAGES):
-        group = texts[g : g + FLUSH_PASSAGES]
+    for group in groups:
         lengths = [len(e.ids) for e in model.tokenizer.encode_batch(group, add_special_tokens=False)]
         order = np.argsort(lengths, kind="stable")
         for i in range(0, len(group), batch):
@@ -137,13 +155,13 @@ def raw_forward(encoder: Encoder, texts: list[str], batch: int) -> float:
     return total
 
 
-def own_encode(encoder: object, texts: list[str]) -> float:
-    """Seconds of the ingest's own encoder embedding ``texts`` in the groups the ingest hands it (tokenising,
-    forward pass and pooling: everything an ingest cannot do without), with nothing else around it."""
+def own_encode(encoder: object, groups: list[list[str]]) -> float:
+    """Seconds of the ingest's own encoder embedding ``groups`` as the ingest handed them (tokenising, forward
+    pass and pooling: everything an ingest cannot do without), with nothing else around it."""
     total = 0.0
-    for g in range(0, len(texts), FLUSH_PASSAGES):
+    for group in groups:
         start = time.perf_counter()
-        encoder.encode(texts[g : g + FLUSH_PASSAGES])  # type: ignore[attr-defined]
+        encoder.encode(group)  # type: ignore[attr-defined]
         total += time.perf_counter() - start
     return total
 
@@ -218,13 +236,15 @@ def main() -> None:
                                           device=args.device) as ix:
                 # The index's own encoder (fp32: ONNX Runtime where it serves the pooling), loaded beforehand.
                 ix.encoder.encode(["warm up"])
-                summary = ix.ingest(corpus)
+                with recording(ix.encoder) as groups:
+                    summary = ix.ingest(corpus)
                 encoder = type(ix.encoder).__name__
                 embedded_with = ix.stats().to_dict()["vectors_encoder"]
-                texts = [r.text for r in ix.stores.hydrate(sorted(ix.stores.passage_documents())).values()]
-                own = own_encode(ix.encoder, texts)
+                own = own_encode(ix.encoder, groups)
             n = summary.passages_embedded
-            forward = raw_forward(fp32, texts, args.batch)
+            if sum(map(len, groups)) != n:
+                raise SystemExit(f"ingest.py: the encoder was handed {sum(map(len, groups))} texts for {n} passages")
+            forward = raw_forward(fp32, groups, args.batch)
             row = {
                 "row": label, "run": run + 1, "precision": precision, "encoder": encoder,
                 "vectors_encoder": embedded_with, "documents": summary.added, "passages": n,

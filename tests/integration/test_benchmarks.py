@@ -115,7 +115,8 @@ def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     postgres = ["--index", request.getfixturevalue("pg_url")] if available() is None else []
     out = run(monkeypatch, capsys, "query.py", "--passages", "300", "--queries", "5", "--bm25-max", "300", *postgres)
     assert out["passages"] == 300 and out["vector_index"] == "flat"
-    for key in ("lexical_p50_ms", "dense_p50_ms", "hybrid_p50_ms", "hybrid_grouped_p50_ms", "faiss_exact_p50_ms", "rank_bm25_p50_ms"):
+    for key in ("lexical_p50_ms", "dense_p50_ms", "hybrid_p50_ms", "hybrid_grouped_p50_ms", "faiss_exact_p50_ms",
+                "rank_bm25_p50_ms"):
         assert out[key] > 0, key
     if postgres:
         assert out["postgresql_build_s"] is not None and out["postgresql_bm25_build_s"] >= 0
@@ -124,10 +125,42 @@ def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
 
 def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path,
                 real_encoder) -> None:  # type: ignore[no-untyped-def]
+    from collections import Counter
+
+    from searchapp import Index
+    from searchapp.encode.transformer import TransformerModel
+    from searchapp.ingest import pipeline
+
+    # What the ingest hands its encoder, and what torch's forward pass is run over once the ingest is done (the
+    # raw pass, and the index's own encoder where that is torch).
+    embedded: list[str] = []
+    forwarded: Counter[str] = Counter()
+    inputs, forward, ingest = pipeline.passage_inputs, TransformerModel.forward, Index.ingest
+
+    def passage_inputs(*args: Any) -> list[str]:
+        embedded.extend(texts := inputs(*args))
+        return texts
+
+    def counted(self: TransformerModel, texts: list[str], *args: Any, **kwargs: Any) -> Any:
+        forwarded.update(texts)
+        return forward(self, texts, *args, **kwargs)
+
+    def ingested(self: Index, *args: Any, **kwargs: Any) -> Any:
+        summary = ingest(self, *args, **kwargs)
+        forwarded.clear()
+        return summary
+
+    monkeypatch.setattr(pipeline, "passage_inputs", passage_inputs)
+    monkeypatch.setattr(TransformerModel, "forward", counted)
+    monkeypatch.setattr(Index, "ingest", ingested)
     out = run(monkeypatch, capsys, "ingest.py", "--docs", "3", "--precision", "fp32", "--batch", "8")
     (row,) = out["rows"]
     assert row["documents"] == 3 and row["passages"] >= 3 and row["ingest_over_raw_fp32"] > 0
     assert row["own_encode_passages_per_s"] > 0 and row["ingest_over_own_encode"] > 0
+    # The raw pass does the ingest's work: each passage with its section path (passage_context "section"), not
+    # the stored passage alone, which is fewer tokens and flattered the raw pass.
+    assert len(embedded) == row["passages"]
+    assert not Counter(embedded) - forwarded
 
 
 def test_encode(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
