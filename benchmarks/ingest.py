@@ -242,8 +242,9 @@ def main() -> None:
                 embedded_with = ix.stats().to_dict()["vectors_encoder"]
                 own = own_encode(ix.encoder, groups)
             n = summary.passages_embedded
-            if sum(map(len, groups)) != n:
-                raise SystemExit(f"ingest.py: the encoder was handed {sum(map(len, groups))} texts for {n} passages")
+            handed = sum(map(len, groups))
+            if handed != n:
+                raise SystemExit(f"ingest.py: the encoder was handed {handed} texts for {n} passages")
             forward = raw_forward(fp32, groups, args.batch)
             row = {
                 "row": label, "run": run + 1, "precision": precision, "encoder": encoder,

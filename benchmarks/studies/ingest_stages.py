@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import _path  # noqa: F401  (benchmarks/ on sys.path)
-from _common import machine
 from ingest import write_corpus
 
 from searchapp import Index, IndexConfig
@@ -70,7 +70,7 @@ def main() -> None:
             print(json.dumps({"run": run + 1, "precision": args.precision, "encoder": type(encoder).__name__,
                               "passages": summary.passages_embedded, "ingest_s": round(summary.seconds, 3),
                               **stages, "other": round(summary.seconds - sum(SECONDS.values()), 3),
-                              "load_avg_1m": machine()["load_avg_1m"]}), flush=True)
+                              "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)
 
 
 if __name__ == "__main__":
