@@ -18,7 +18,7 @@ from searchapp.encode.encoder import LazyEncoder
 from searchapp.encode.precision import check_precision
 from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
-from searchapp.encode.tokenizer import model_offsets
+from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError, ReadOnlyError
 from searchapp.ids import check_text_id
 from searchapp.ingest.distributed import RayStages
@@ -228,7 +228,7 @@ class Index:
         written (encode/provenance.py): the workers' for a Ray run, else this process's encoder's."""
         c = self.config
         embedded_with = partial(EmbeddedWith.of, self._encoder, self._own_spec())
-        return Ingest(self.stores, self._encoder, c.splitter, partial(model_offsets, c.model), options,
+        return Ingest(self.stores, self._encoder, c.splitter, ModelOffsets(c.model), options,
                       progress=progress, started=started, context=c.passage_context, limit=self._limit(),
                       stages=stages, embedded_with=stages.embedded_with if stages else embedded_with,
                       index_folder=None if self.path is None else str(self.path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,7 +38,34 @@ def token_offsets(tokenizer: Tokenizer, texts: list[str]) -> list[list[tuple[int
     return [list(e.offsets) for e in encodings]
 
 
-def model_offsets(model: str, texts: list[str]) -> list[list[tuple[int, int]]]:
-    """:func:`token_offsets` with ``model``'s tokenizer (loaded once per process): the splitter's offsets function,
-    bound to a model with ``functools.partial``, so that workers elsewhere can be sent it."""
-    return token_offsets(load_tokenizer(model), texts)
+@dataclass(frozen=True)
+class ModelOffsets:
+    """The splitter's offsets function for ``model``: :func:`token_offsets` with its tokenizer (loaded once per
+    process). A small value, so that workers elsewhere can be sent it."""
+
+    model: str
+
+    def __call__(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        return token_offsets(load_tokenizer(self.model), texts)
+
+    @property
+    def splits_at_whitespace(self) -> bool:
+        """Whether the tokenizer counts two texts joined by ASCII whitespace as the sum of their counts (the
+        splitter's ``SPLITS_AT_WHITESPACE``: it then need not tokenize its passages twice)."""
+        return _splits_at_whitespace(self.model)
+
+
+# Normalisers that map or delete each character on its own, keeping ASCII whitespace whitespace, and the
+# pre-tokenizers that split at all of it: a tokenizer made of these makes no word piece across a space, and what it
+# makes between two spaces depends on what lies between them alone (the model, WordPiece or other, works on each
+# pre-token by itself).
+_PER_CHARACTER = frozenset({"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"})
+_WHITESPACE_SPLITTING = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
+
+
+@lru_cache(maxsize=4)
+def _splits_at_whitespace(model: str) -> bool:
+    tok = load_tokenizer(model)
+    normalizer = None if tok.normalizer is None else type(tok.normalizer).__name__
+    pre = None if tok.pre_tokenizer is None else type(tok.pre_tokenizer).__name__
+    return (normalizer is None or normalizer in _PER_CHARACTER) and pre in _WHITESPACE_SPLITTING

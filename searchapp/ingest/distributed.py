@@ -23,7 +23,6 @@ import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import numpy as np
 
 from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
-from searchapp.encode.tokenizer import model_offsets
+from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
 from searchapp.ingest.options import PREPARE_CPUS, RayOptions, check_cpus
@@ -53,7 +52,7 @@ def _prepare_batch(
     batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str, max_bytes: int
 ) -> dict[str, np.ndarray]:
     """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``Prepared``)."""
-    offsets = partial(model_offsets, model)
+    offsets = ModelOffsets(model)
     out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets, max_bytes)) for t in batch["task"]]
     return {"prepared": np.array(out, dtype=object)}
 

@@ -54,8 +54,9 @@ SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_la
 # sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
 # or its name) at the root of its section paths. 3: HTML and EPUB without the blank lines empty headings left; ODF
 # runs of spaces cut at 100; PPTX slides and PDF pages listed again read once. 4: each passage's line and column
-# (migration 0010), recorded for the passages an older reader made without re-embedding them.
-PASSAGES_VERSION = 4
+# (migration 0010), recorded for the passages an older reader made without re-embedding them. 5: the closing quotes
+# and brackets after a sentence's full stop belong to it (they fell between passages that ended there).
+PASSAGES_VERSION = 5
 
 
 @dataclass

@@ -6,6 +6,11 @@ tested with a whitespace tokenizer and used with the model's own.
 Guarantees (tested): ``text[span.start:span.end]`` is the passage; every passage has at most
 ``max_tokens - SPECIAL_TOKENS`` word pieces when tokenized on its own, and at most ``max_chars`` characters;
 every non-whitespace character of the text lies in some passage (no silent truncation).
+
+An offsets function may say that its tokenizer never makes a word piece across ASCII whitespace, and that what it
+makes of a text between two such spaces depends on that text alone (BERT's normaliser and pre-tokenizer: an
+attribute :data:`SPLITS_AT_WHITESPACE` set true). Then a passage of whole sentences joined at ASCII whitespace has
+the sum of their counts, and is not tokenized again to check it; any other passage is.
 """
 
 from __future__ import annotations
@@ -13,15 +18,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 from searchapp.errors import ConfigError
 from searchapp.types import Span
 
 OffsetsFn = Callable[[list[str]], list[list[tuple[int, int]]]]
+# The attribute of an offsets function that, set true, says its counts add up over ASCII whitespace (above).
+SPLITS_AT_WHITESPACE = "splits_at_whitespace"
+# The joins across which such a tokenizer's counts add up: whitespace every whitespace pre-tokenizer splits at, and
+# that BERT's normaliser keeps as whitespace (it deletes other control characters, such as \x0b and \x85, joining
+# the words beside them).
+_JOINS = frozenset(" \t\n\r")
 
-# A sentence ends after terminal punctuation (and closing quotes/brackets) followed by whitespace, or at a
-# line break: headings, list items and table rows are units of their own.
-_BOUNDARY = re.compile(r"(?<=[.!?\u2026])[\"')\]\u201d\u2019]*\s+|\n\s*")
+# A sentence ends after terminal punctuation and the closing quotes or brackets after it (theirs: group 1 is the
+# whitespace that follows), or at a line break: headings, list items and table rows are units of their own.
+_BOUNDARY = re.compile(r"[.!?\u2026][\"')\]\u201d\u2019]*(\s+)|\n\s*")
 _SPECIAL = 2
 # Tokenize at most this many sentences, and about this many characters, per call: the tokenizer keeps tens of
 # bytes per character of what it is given (a 5 MB line at once took 350 MB), so memory stays bounded on very
@@ -59,7 +71,7 @@ def sentences(text: str) -> Iterator[tuple[int, int]]:
     """Spans of the sentences of ``text``, trimmed of surrounding whitespace, in order."""
     pos = 0
     for m in _BOUNDARY.finditer(text):
-        yield from _trimmed(text, pos, m.start())
+        yield from _trimmed(text, pos, m.start(1) if m.group(1) is not None else m.start())
         pos = m.end()
     yield from _trimmed(text, pos, len(text))
 
@@ -83,17 +95,22 @@ def split(text: str, offsets_fn: OffsetsFn, config: SplitterConfig | None = None
     config = config or SplitterConfig()
     # Sentences and units flow through generators: only the passages are ever held for the whole text, so a
     # file of tens of megabytes does not hold a Python object per sentence.
-    packed = _pack(_block_starts(text, _all_units(text, offsets_fn, config)), config)
-    return _enforce(text, packed, offsets_fn, config)
+    packed = _pack(text, _block_starts(text, _all_units(text, offsets_fn, config)), config)
+    additive = bool(getattr(offsets_fn, SPLITS_AT_WHITESPACE, False))
+    return _enforce(text, packed, offsets_fn, config, additive)
 
 
-def _all_units(text: str, offsets_fn: OffsetsFn, config: SplitterConfig) -> Iterator[Span]:
+def _all_units(text: str, offsets_fn: OffsetsFn, config: SplitterConfig) -> Iterator[tuple[Span, bool]]:
+    """Each unit with whether its count is its text's own (a whole sentence tokenized as it is, not a window)."""
     cap = max(1, _PIECE_CHARS // config.max_chars) * config.max_chars
     pieces = (piece for s, e in sentences(text) for piece in _pieces(text, s, e, cap))
     for chunk in _batches(pieces):
         offsets = offsets_fn([text[s:e] for s, e in chunk])
         for (s, e), offs in zip(chunk, offsets, strict=True):
-            yield from _units(text, s, e, offs, config)
+            units = _units(text, s, e, offs, config)
+            whole = len(units) == 1 and units[0].start == s and units[0].end == e
+            for unit in units:
+                yield unit, whole
 
 
 def _pieces(text: str, start: int, end: int, cap: int) -> Iterator[tuple[int, int]]:
@@ -122,13 +139,13 @@ def _batches(spans: Iterable[tuple[int, int]]) -> Iterator[list[tuple[int, int]]
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
 
-def _block_starts(text: str, units: Iterable[Span]) -> Iterator[tuple[Span, bool]]:
-    """Each unit with whether it opens a block: it follows a blank line, or it is a Markdown heading on a new
-    line."""
+def _block_starts(text: str, units: Iterable[tuple[Span, bool]]) -> Iterator[tuple[Span, bool, bool]]:
+    """Each unit with whether its count is its own (as given) and whether it opens a block: it follows a blank
+    line, or it is a Markdown heading on a new line."""
     previous_end = 0
-    for unit in units:
+    for unit, whole in units:
         gap = text[previous_end : unit.start]
-        yield unit, previous_end > 0 and (
+        yield unit, whole, previous_end > 0 and (
             _BLANK_LINE.search(gap) is not None or ("\n" in gap and text.startswith("#", unit.start))
         )
         previous_end = unit.end
@@ -168,23 +185,33 @@ def _char_cut(unit: Span, max_chars: int) -> list[Span]:
     ]
 
 
-def _pack(units: Iterable[tuple[Span, bool]], config: SplitterConfig) -> list[Span]:
+def _pack(text: str, units: Iterable[tuple[Span, bool, bool]], config: SplitterConfig) -> list[tuple[Span, bool]]:
+    """Passages packed from ``units``, each with whether its count is a sum that holds for an additive tokenizer:
+    all its units whole, every join between them holding ASCII whitespace."""
     # A passage that has reached half the budget ends at the next paragraph or heading rather than running on
     # into an unrelated section: passages stay on one topic, which is what dense retrieval scores.
-    passages: list[Span] = []
+    passages: list[tuple[Span, bool]] = []
     current: list[Span] = []
+    whole: list[bool] = []
     tokens = 0
-    for unit, opens_block in units:
+
+    def close() -> None:
+        joins = all(_joined_at_whitespace(text[a.end : b.start]) for a, b in pairwise(current))
+        passages.append((_join(current, tokens), all(whole) and joins))
+
+    for unit, unit_whole, opens_block in units:
         fits = tokens + unit.n_tokens <= config.budget
         fits = fits and (not current or unit.end - current[0].start <= config.max_chars)
         fits = fits and not (opens_block and tokens >= config.budget // 2)
         if current and not fits:
-            passages.append(_join(current, tokens))
+            close()
             current, tokens = _overlap_tail(current, unit, config)
+            whole = whole[len(whole) - len(current) :]
         current.append(unit)
+        whole.append(unit_whole)
         tokens += unit.n_tokens
     if current:
-        passages.append(_join(current, tokens))
+        close()
     return passages
 
 
@@ -201,18 +228,25 @@ def _overlap_tail(previous: list[Span], nxt: Span, config: SplitterConfig) -> tu
     return tail, tokens
 
 
+def _joined_at_whitespace(gap: str) -> bool:
+    return gap.isspace() and not _JOINS.isdisjoint(gap)
+
+
 def _join(units: list[Span], tokens: int) -> Span:
     return Span(units[0].start, units[-1].end, tokens)
 
 
-def _enforce(text: str, passages: list[Span], offsets_fn: OffsetsFn, config: SplitterConfig) -> list[Span]:
-    """Re-tokenize every passage on its own and halve any that exceeds the budget.
+def _enforce(
+    text: str, passages: list[tuple[Span, bool]], offsets_fn: OffsetsFn, config: SplitterConfig, additive: bool
+) -> list[Span]:
+    """Re-tokenize every passage on its own and halve any that exceeds the budget; with an ``additive`` tokenizer,
+    only those whose count is not a sum known to hold.
 
     Counting sentence by sentence can differ from tokenizing the joined passage (a token window that cut a
     word, or a tokenizer that merges across the join); this pass makes the guarantee exact.
     """
-    out: list[Span] = []
-    todo = passages
+    out: list[Span] = [p for p, exact in passages if additive and exact]
+    todo = [p for p, exact in passages if not (additive and exact)]
     while todo:
         counts = _token_counts(text, todo, offsets_fn)
         again: list[Span] = []

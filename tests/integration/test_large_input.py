@@ -32,7 +32,7 @@ CHILD = r"""
 import json, resource, sys, zlib
 import numpy as np
 from searchapp import Index, IndexConfig
-from searchapp.encode.tokenizer import load_tokenizer, model_offsets
+from searchapp.encode.tokenizer import ModelOffsets, load_tokenizer
 
 class CheapEncoder:
     dimension = 16
@@ -45,7 +45,7 @@ class CheapEncoder:
 folder, index = sys.argv[1], sys.argv[2]
 ix = Index(index, create=True, config=IndexConfig(), encoder=CheapEncoder())
 load_tokenizer(ix.config.model)
-model_offsets(ix.config.model, ["warm up the tokenizer"])
+ModelOffsets(ix.config.model)(["warm up the tokenizer"])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 summary = ix.ingest(folder)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

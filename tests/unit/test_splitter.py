@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchapp.encode.tokenizer import load_tokenizer, token_offsets
+from searchapp.encode.tokenizer import ModelOffsets, load_tokenizer, token_offsets
 from searchapp.errors import ConfigError
-from searchapp.ingest.splitter import SplitterConfig, sentences, split
+from searchapp.ingest.splitter import SPLITS_AT_WHITESPACE, SplitterConfig, sentences, split
 
 
 def words(texts: list[str]) -> list[list[tuple[int, int]]]:
@@ -37,6 +37,16 @@ def test_sentences_are_trimmed_spans() -> None:
     text = "  One two. Three?\n\nFour five!  Six"
     spans = list(sentences(text))
     assert [text[s:e] for s, e in spans] == ["One two.", "Three?", "Four five!", "Six"]
+
+
+def test_closing_quotes_and_brackets_stay_with_their_sentence() -> None:
+    text = 'He said "Go." Then (see this.) And more.'
+    assert [text[s:e] for s, e in sentences(text)] == ['He said "Go."', "Then (see this.)", "And more."]
+    cfg = SplitterConfig(max_tokens=3 + 2)
+    spans = split(text, words, cfg)
+    # Each passage ends where its sentence does: no closing quote or bracket falls between two passages.
+    assert [text[s.start : s.end] for s in spans] == ['He said "Go."', "Then (see this.)", "And more."]
+    check_invariants(text, spans, cfg, words)
 
 
 def test_packs_whole_sentences_up_to_budget() -> None:
@@ -133,3 +143,61 @@ def test_a_run_without_spaces_is_cut_at_the_same_places_however_long() -> None:
     text = "x" * 200_000
     spans = split(text, real, SplitterConfig())
     assert [(s.start, s.end) for s in spans] == [(i, i + 4000) for i in range(0, 200_000, 4000)]
+
+
+# Text a tokenizer can trip on at the joins: words of several word pieces (a window cut inside one tokenizes
+# otherwise on its own), control characters BERT's normaliser deletes (\x0b, \x85, \x1c), other whitespace, CJK
+# (split out character by character), combining marks, punctuation that ends sentences, closing quotes.
+HOSTILE = st.lists(st.sampled_from(
+    ["abxy", "tokenization", "immunohistochemistry", "a", "b", ".", "!", "?", ")", '"', "#", " ", " ", "\n", "\t",
+     "\r", "\x0b", "\x0c", "\x85", "\x1c", "\u00a0", "\u3000", "\u4e2d", "\u0301"]), max_size=200).map("".join)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(HOSTILE, st.integers(min_value=6, max_value=40), st.integers(0, 3))
+def test_property_counts_are_exact_when_the_tokenizer_adds_up(text: str, max_tokens: int, overlap: int) -> None:
+    # The model's offsets say their counts add up over whitespace, so passages are not tokenized again: each
+    # passage's count must still be what its own text tokenizes to.
+    offsets = ModelOffsets("all-MiniLM-L6-v2")
+    assert getattr(offsets, SPLITS_AT_WHITESPACE) is True
+    cfg = SplitterConfig(max_tokens=max_tokens, overlap=overlap, max_chars=120)
+    spans = split(text, offsets, cfg)
+    check_invariants(text, spans, cfg, real)
+    assert [s.n_tokens for s in spans] == [len(o) for o in real([text[s.start : s.end] for s in spans])]
+
+
+def test_a_tokenizer_that_adds_up_tokenizes_prose_once() -> None:
+    given: list[str] = []
+
+    def recording(texts: list[str]) -> list[list[tuple[int, int]]]:
+        given.extend(texts)
+        return ModelOffsets("all-MiniLM-L6-v2")(texts)
+
+    text = "# Title\n\n" + "Passages are packed from sentences, measured in word pieces. " * 40
+    cfg = SplitterConfig(max_tokens=64)
+    sentence_texts = [text[s:e] for s, e in sentences(text)]
+    split(text, recording, cfg)
+    assert given[: len(sentence_texts)] == sentence_texts
+    assert len(given) > len(sentence_texts)  # not told it adds up: every passage is tokenized again
+    given.clear()
+    recording.splits_at_whitespace = True  # type: ignore[attr-defined]
+    spans = split(text, recording, cfg)
+    assert given == sentence_texts
+    check_invariants(text, spans, cfg, real)
+
+
+def test_only_whitespace_splitting_tokenizers_say_they_add_up() -> None:
+    assert ModelOffsets("all-MiniLM-L6-v2").splits_at_whitespace is True
+    assert not getattr(words, SPLITS_AT_WHITESPACE, False)
+
+
+def test_counts_are_summed_only_across_ascii_whitespace() -> None:
+    # A tokenizer that splits at ASCII whitespace alone adds up over it, but not over \x0b (a sentence boundary to
+    # the splitter): the passage joined there is tokenized again.
+    def ascii_words(texts: list[str]) -> list[list[tuple[int, int]]]:
+        return [[m.span() for m in re.finditer(r"[^ \t\n\r]+", t)] for t in texts]
+
+    ascii_words.splits_at_whitespace = True  # type: ignore[attr-defined]
+    text = "a.\x0bb. c."
+    spans = split(text, ascii_words, SplitterConfig(max_tokens=10))
+    assert [(text[s.start : s.end], s.n_tokens) for s in spans] == [(text, 2)]
