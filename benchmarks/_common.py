@@ -4,7 +4,10 @@ record of the machine a figure was measured on, a per-call timer, and the JSON a
 A script run as ``python benchmarks/NAME.py`` has benchmarks/ first on ``sys.path``, so ``from _common import ...``
 finds this file and the scripts import one another by name (``from query import corpus``); a study in
 benchmarks/studies/ imports ``_path`` first, which puts benchmarks/ on the path too. Importing this module puts
-the checkout's root in front, so that the scripts measure this checkout's searchapp, not an installed one.
+the checkout's root in front, so that the scripts measure this checkout's searchapp, not an installed one; or
+the checkout that ``SEARCHAPP_BENCH_CHECKOUT`` names, to time another version with these scripts (a before /
+after comparison: ``PYTHONPATH`` cannot do it, this goes in front of it). The machine record names the searchapp
+that was imported and its commit (``searchapp_from``, ``commit``).
 
 The standard library only: benchmarks/peers.py runs its peers on interpreters without searchapp's dependencies.
 """
@@ -15,6 +18,7 @@ import json
 import os
 import platform
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # The evaluation data lie beside the checkout, in CI as here (../shared/data/README.md); SEARCHAPP_BENCH_DATA
 # names another folder of the same layout (tests/integration/test_benchmarks.py: tiny sets of its own).
 DATA = Path(os.environ.get("SEARCHAPP_BENCH_DATA") or ROOT.parent / "shared" / "data")
-sys.path.insert(0, str(ROOT))
+# The checkout whose searchapp is measured (above).
+CHECKOUT = Path(os.environ.get("SEARCHAPP_BENCH_CHECKOUT") or ROOT).resolve()
+sys.path.insert(0, str(CHECKOUT))
 
 # The visible retrieval collections and the split of each the benchmarks measure on (../shared/data/README.md).
 SETS: dict[str, str] = {
@@ -54,13 +60,17 @@ def machine(**extra: object) -> dict[str, object]:
     """The machine a figure is measured on, as the scripts' ``"machine"`` key records it: ``platform`` (the OS and
     kernel), ``arch``, ``processor`` (``platform.processor()``), ``cpu_model`` (/proc/cpuinfo's model name),
     ``cpus``, ``memory_gib``, ``load_avg_1m`` (at this call: take the record before the timed work), ``python``,
-    ``sqlite`` (the library Python links), ``versions`` (``{distribution: version}`` of ``VERSIONED``), then
-    ``extra`` (a script's own settings, e.g. ``threads``). A value the system does not give is None."""
+    ``sqlite`` (the library Python links), ``versions`` (``{distribution: version}`` of ``VERSIONED``),
+    ``searchapp_from`` (the folder the measured searchapp was imported from) and ``commit`` (its checkout's
+    ``git describe --always --dirty``), then ``extra`` (a script's own settings, e.g. ``threads``). A value the
+    system does not give is None."""
+    source = _searchapp_from()
     record: dict[str, object] = {
         "platform": platform.platform(), "arch": platform.machine(), "processor": platform.processor(),
         "cpu_model": _cpu_model(), "cpus": os.cpu_count(), "memory_gib": _memory_gib(),
         "load_avg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "versions": _versions(),
+        "searchapp_from": source, "commit": _commit(source),
     }
     record.update(extra)
     return record
@@ -102,6 +112,28 @@ def _memory_gib() -> float | None:
         return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def _searchapp_from() -> str | None:
+    """The folder holding the searchapp package the script imported (imported here if it has not been yet)."""
+    try:
+        import searchapp
+    except ImportError:  # peers.py's children run on interpreters without it
+        return None
+    return str(Path(searchapp.__file__).resolve().parents[1])
+
+
+def _commit(folder: str | None) -> str | None:
+    if folder is None:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", folder, "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
 
 
 def _versions() -> dict[str, str]:

@@ -3,10 +3,11 @@
     .venv/bin/python benchmarks/studies/ingest_stages.py [--docs 400] [--precision bf16] [--runs 2]
 
 Writes the first --docs SciFact abstracts as .txt files (as benchmarks/ingest.py does), then per run ingests them
-into a new index whose encoder is loaded and warmed beforehand, timing the walk (``plan``), reading and splitting
-each file (``prepare``), the encoder's calls (``encode``), the commits (SQLite, FTS5, FAISS in memory) and the
-stores' flushes; ``other`` is the rest of the ingest's own seconds. Prints one JSON line per run. Run it with
-``PYTHONPATH=<another checkout>`` to time that version's pipeline with the same script.
+into a new index whose encoder is loaded and warmed beforehand (``ingest.warm``), timing the walk (``plan``),
+reading and splitting each file (``prepare``), the encoder's calls (``encode``), the commits (SQLite, FTS5, FAISS
+in memory) and the stores' flushes; ``other`` is the rest of the ingest's own seconds. Prints one JSON line per
+run, ``version`` the commit timed. Run it with ``SEARCHAPP_BENCH_CHECKOUT=<another checkout>`` to time that
+version's pipeline with the same script.
 
 A study, kept for the figure it backs: docs/performance.md, "On a CPU with AVX-512 bf16 and no AMX".
 """
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import _path  # noqa: F401  (benchmarks/ on sys.path)
-from ingest import write_corpus
+from _common import machine
+from ingest import warm, write_corpus
 
 from searchapp import Index, IndexConfig
 from searchapp.ingest import pipeline
@@ -55,6 +57,7 @@ def main() -> None:
     pipeline.prepare = timed("prepare", pipeline.prepare)  # type: ignore[assignment]
     pipeline.Ingest._commit = timed("commit", pipeline.Ingest._commit)  # type: ignore[method-assign]
     pipeline.Ingest._plan = timed("plan", pipeline.Ingest._plan)  # type: ignore[method-assign]
+    commit = machine()["commit"]
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
         write_corpus(corpus, args.docs)
@@ -62,12 +65,13 @@ def main() -> None:
             SECONDS.clear()
             with Index(Path(tmp) / f"ix-{run}", create=True, config=IndexConfig(precision=args.precision)) as ix:
                 encoder = ix.encoder
-                encoder.encode(["warm up"])
+                warm(encoder, 32)  # the Index default batch
                 encoder.encode = timed("encode", encoder.encode)  # type: ignore[method-assign]
                 ix.stores.flush = timed("stores_flush", ix.stores.flush)  # type: ignore[method-assign]
                 summary = ix.ingest(corpus)
             stages = {k: round(v, 3) for k, v in SECONDS.items()}
-            print(json.dumps({"run": run + 1, "precision": args.precision, "encoder": type(encoder).__name__,
+            print(json.dumps({"run": run + 1, "version": commit, "precision": args.precision,
+                              "encoder": type(encoder).__name__,
                               "passages": summary.passages_embedded, "ingest_s": round(summary.seconds, 3),
                               **stages, "other": round(summary.seconds - sum(SECONDS.values()), 3),
                               "load_avg_1m": round(os.getloadavg()[0], 2)}), flush=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,22 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], nam
     capsys.readouterr()
     runpy.run_path(str(BENCHMARKS / name), run_name="__main__")
     return json.loads(capsys.readouterr().out)
+
+
+def test_another_checkout_named_is_the_one_measured(tmp_path: Path) -> None:
+    # A before / after comparison runs these scripts against an older checkout: PYTHONPATH naming it was not
+    # enough (_common put this checkout in front of it, and both columns timed this version).
+    other = tmp_path / "checkout"
+    (other / "searchapp").mkdir(parents=True)
+    (other / "searchapp" / "__init__.py").write_text("")
+    probe = ("import json, _common, searchapp; "
+             "print(json.dumps([searchapp.__file__, _common.machine()['searchapp_from']]))")
+    for env, want in (({"SEARCHAPP_BENCH_CHECKOUT": str(other)}, other), ({"PYTHONPATH": str(other)}, ROOT)):
+        out = subprocess.run([sys.executable, "-c", probe], cwd=BENCHMARKS, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": "", "SEARCHAPP_BENCH_CHECKOUT": "", **env}, check=True)
+        imported, recorded = json.loads(out.stdout)
+        assert Path(imported).resolve() == (want / "searchapp" / "__init__.py").resolve()
+        assert Path(recorded) == want.resolve()
 
 
 def test_every_maintained_script_is_run_by_a_test() -> None:
