@@ -8,6 +8,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,11 @@ SAVE_EVERY_S = 30.0
 # documents read are kept for the embedding pass up to this many characters of text, files beyond it are read
 # again then (memory stays bounded whatever the size of the folder).
 READ_AHEAD_CHARS = 32 * 2**20
+# While the files are read (before the total is known), the first documents read are embedded on a second thread:
+# the model loads and the encoder works during the reading, which otherwise came first, alone. At most this many
+# flushes' worth of passages (about 12 MB of vectors at 384 dimensions), and a job once a batch's worth waits.
+PREFETCH_FLUSHES = 16
+PREFETCH_MINIMUM = 32
 # How the summary counts the files skipped without a warning, and those refused before reading: every key is
 # always present in the JSON.
 SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
@@ -128,6 +134,72 @@ class Prepared:
     notes: tuple[str, ...] = ()
 
 
+class _Prefetch:
+    """Embeds documents on one worker thread while the main thread reads the rest: each job takes every passage
+    waiting once the worker is free, in the order read, and the documents embedded are a prefix of those offered
+    (the first one refused closes it). Only one thread uses the encoder at a time: the main thread embeds nothing
+    before :meth:`wait` (``Ingest._flush``)."""
+
+    def __init__(self, encoder: EncoderLike, inputs: Callable[[Prepared], list[str]], most: int, minimum: int) -> None:
+        self.encoder, self.most, self.minimum = encoder, most, minimum
+        self.inputs = inputs  # what the encoder is handed for a document's passages (made when its job is)
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
+        self.open = True
+        self.waiting: list[tuple[int, Prepared]] = []  # (task index, the document read)
+        self.taken = 0  # passages offered and taken, waiting or in a job
+        self.jobs: list[Future[np.ndarray]] = []
+        self.where: dict[int, tuple[int, int, int]] = {}  # task index -> (job, first row, end row)
+
+    def offer(self, index: int, result: Prepared) -> None:
+        """Take task ``index``'s document for a job, or close: over the limit, or closed before."""
+        if not self.open or self.taken + len(result.spans) > self.most:
+            self.open = False
+            return
+        self.waiting.append((index, result))
+        self.taken += len(result.spans)
+        if sum(len(r.spans) for _, r in self.waiting) >= self.minimum and not self.busy:
+            self._submit()
+
+    def close(self) -> None:
+        """No more jobs: what is still waiting is embedded by the main thread, as if never offered."""
+        self.open = False
+        self.waiting = []
+
+    @property
+    def busy(self) -> bool:
+        return any(not job.done() for job in self.jobs)
+
+    @property
+    def loading(self) -> bool:
+        """Whether a job is waiting for the model to load."""
+        return self.busy and not getattr(self.encoder, "is_loaded", True)
+
+    def vectors(self, index: int) -> np.ndarray | None:
+        """Task ``index``'s float32 ``(passages, d)`` vectors, once its job is done; ``None`` if it was in none. A
+        job's failure is raised here, as the main thread's encode would have raised it."""
+        where = self.where.get(index)
+        if where is None:
+            return None
+        job, start, end = where
+        return self.jobs[job].result()[start:end]
+
+    def wait(self) -> None:
+        for job in self.jobs:
+            job.exception()  # done; the failure, if any, is raised by vectors() for its documents
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self) -> None:
+        texts: list[str] = []
+        for index, result in self.waiting:
+            own = self.inputs(result)
+            self.where[index] = (len(self.jobs), len(texts), len(texts) + len(own))
+            texts.extend(own)
+        self.waiting = []
+        self.jobs.append(self.pool.submit(self.encoder.encode, texts))
+
+
 # How a run's tasks are loaded, split (and embedded): each task's Prepared and, where workers embedded it, its
 # float32 (passages, d) vectors, in the order of the tasks (ingest/distributed.py's RayStages on a Ray cluster).
 Stages = Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]]
@@ -157,6 +229,13 @@ def prepare(
     if not spans:
         return Prepared(task, failure="no text", no_text=True, skipped="empty")
     return Prepared(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
+
+
+def _embeds(result: Prepared) -> bool:
+    """Whether ``result``'s passages will be embedded (read whole, changed: not a failure, nor content the index
+    holds already)."""
+    return (result.failure is None and result.document is not None and bool(result.spans)
+            and not result.unchanged and not result.same_content)
 
 
 @dataclass
@@ -217,6 +296,7 @@ class Ingest:
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
         self.recorded = False  # whether this run's embedding is among the index's settings yet
+        self.prefetch: _Prefetch | None = None  # embedding the first documents while the rest are read
 
     def run(self) -> IngestSummary:
         """Bring the index in line with the files under the options' root (only those at or under ``within``,
@@ -254,32 +334,45 @@ class Ingest:
         self.summary.seconds = time.perf_counter() - self.started
         return self.summary
 
-    def _read_ahead(self, tasks: list[Task]) -> Iterator[tuple[Prepared, None]]:
+    def _read_ahead(self, tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
         """Read and split every task first, so that :attr:`total` (the passages to embed) is known before the
-        first is embedded; keep what was read up to :data:`READ_AHEAD_CHARS` and read the rest again after."""
+        first is embedded; keep what was read up to :data:`READ_AHEAD_CHARS` and read the rest again after.
+        Meanwhile the first documents read are embedded on a second thread (:class:`_Prefetch`)."""
         kept: list[Prepared | None] = []
         counts: list[int] = []
         chars = 0
-        for n, task in enumerate(tasks, 1):
-            self._stage(f"reading files {n}/{len(tasks)}")
-            result = prepare(task, self.splitter, self.offsets, self.max_bytes)
-            counts.append(len(result.spans))
-            size = len(result.document.text) if result.document is not None else 0
-            if chars + size <= READ_AHEAD_CHARS:
-                chars += size
-                kept.append(result)
-            else:
-                kept.append(None)
-        self.total = sum(counts)
-        if self.progress:
-            self.progress(0, self.total)
-        for i, task in enumerate(tasks):
-            result, kept[i] = kept[i], None  # let each document go once it is taken
-            if result is None:
+        prefetch = self.prefetch = _Prefetch(self.encoder, lambda r: self._inputs(r.document, r.spans),  # type: ignore[arg-type]
+                                             PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM)
+        try:
+            for n, task in enumerate(tasks, 1):
+                self._stage(f"reading files {n}/{len(tasks)}" + (", loading the model" if prefetch.loading else ""))
                 result = prepare(task, self.splitter, self.offsets, self.max_bytes)
-                # Changed since it was first read: the total follows what is embedded.
-                self.total += len(result.spans) - counts[i]
-            yield result, None
+                counts.append(len(result.spans))
+                size = len(result.document.text) if result.document is not None else 0
+                if chars + size <= READ_AHEAD_CHARS:
+                    chars += size
+                    kept.append(result)
+                    if _embeds(result):
+                        prefetch.offer(n - 1, result)
+                else:
+                    kept.append(None)
+                    prefetch.close()  # what it embeds stays a prefix of the tasks
+            prefetch.close()
+            self.total = sum(counts)
+            if self.progress:
+                self.progress(0, self.total)
+            for i, task in enumerate(tasks):
+                result, kept[i] = kept[i], None  # let each document go once it is taken
+                if result is None:
+                    result = prepare(task, self.splitter, self.offsets, self.max_bytes)
+                    # Changed since it was first read: the total follows what is embedded.
+                    self.total += len(result.spans) - counts[i]
+                if prefetch.loading:
+                    self._stage("loading the model")
+                yield result, prefetch.vectors(i)
+        finally:
+            prefetch.shutdown()
+            self.prefetch = None
 
     def _plan(self, stored: dict[str, StoredDocument], o: IngestOptions) -> tuple[list[Task], set[str]]:
         """Walk the root: the files to load (new, or changed by size or mtime), and every key seen (what is
@@ -454,13 +547,20 @@ class Ingest:
             except DataRejectedError as exc:
                 refused(one, exc)
 
+    def _inputs(self, document: Document, spans: Sequence[Span], sections: list[str] | None = None) -> list[str]:
+        """What the encoder is handed for ``document``'s passages (its section paths made here if not given)."""
+        if sections is None:
+            sections = document_sections(document, spans)
+        return passage_inputs(document.text, spans, sections, self.context, self.limit)
+
     def _flush(self) -> None:
         if not self.pending:
             return
         sections = [document_sections(p.document, p.spans) for p in self.pending]
         todo = [(p, sec) for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
-        texts = [t for p, sec in todo
-                 for t in passage_inputs(p.document.text, p.spans, sec, self.context, self.limit)]
+        texts = [t for p, sec in todo for t in self._inputs(p.document, p.spans, sec)]
+        if texts and self.prefetch is not None:
+            self.prefetch.wait()  # the encoder is the worker's until its jobs are done
         if texts:
             if not getattr(self.encoder, "is_loaded", True):
                 self._stage("loading the model")

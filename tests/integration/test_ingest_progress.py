@@ -64,10 +64,14 @@ def test_cli_prints_progress_lines_on_stderr_without_a_terminal(tmp_path: Path, 
 
 def test_a_reporter_with_stages_hears_what_the_run_does_before_it_embeds(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     """Listing, reading each file, and loading the model (a lazy encoder's first use) before any passage is
-    embedded: a large folder or a slow model load is not a silent wait."""
+    embedded: a large folder or a slow model load is not a silent wait. The model loads while the files are read
+    (the first documents read are embedded meanwhile): the reading says so, and a wait for it after is a stage."""
+    import threading
+
     from searchapp.encode.encoder import LazyEncoder
 
     heard: list[str] = []
+    loaded = threading.Event()
 
     class Reporter:
         def __call__(self, done: int, total: int | None) -> None:
@@ -75,17 +79,25 @@ def test_a_reporter_with_stages_hears_what_the_run_does_before_it_embeds(tmp_pat
 
         def stage(self, text: str) -> None:
             heard.append(text)
+            if text == "loading the model":
+                loaded.set()  # the model loads no sooner than the run says it waits for it
+
+    def make():  # type: ignore[no-untyped-def]
+        assert loaded.wait(30)
+        return fake_encoder
 
     write_docs(tmp_path / "docs")
     # Made first, so that opening it knows the dimension and leaves the model unloaded, as a CLI run finds it.
     Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=64), encoder=fake_encoder).close()
-    lazy = LazyEncoder(lambda: fake_encoder)
-    with Index(tmp_path / "ix", encoder=lazy) as ix:
+    with Index(tmp_path / "ix", encoder=LazyEncoder(make)) as ix:
         summary = ix.ingest(tmp_path / "docs", progress=Reporter())
     total = summary.passages_embedded
-    assert heard[:5] == ["listing files", "reading files 1/3", "reading files 2/3", "reading files 3/3",
-                         f"0/{total}"]
-    assert heard[5] == "loading the model" and heard[-1] == f"{total}/{total}"
+    reading = heard[1:4]
+    assert heard[0] == "listing files"
+    assert [r.split(",")[0] for r in reading] == ["reading files 1/3", "reading files 2/3", "reading files 3/3"]
+    # long.md, read first, gives the worker its first job: the model loads while the other two are read.
+    assert reading[1:] == ["reading files 2/3, loading the model", "reading files 3/3, loading the model"]
+    assert heard[4:6] == [f"0/{total}", "loading the model"] and heard[-1] == f"{total}/{total}"
     assert heard.count("loading the model") == 1
 
 
