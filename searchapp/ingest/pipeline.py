@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,9 @@ READ_AHEAD_CHARS = 32 * 2**20
 # flushes' worth of passages (about 12 MB of vectors at 384 dimensions), and a job once a batch's worth waits.
 PREFETCH_FLUSHES = 16
 PREFETCH_MINIMUM = 32
+# The worker embeds a job this many passages at a time, and stops between two such groups once the run is ending
+# (an error, Ctrl-C): a run that stops waits for one group, not for a whole job.
+PREFETCH_GROUP = 128
 # How the summary counts the files skipped without a warning, and those refused before reading: every key is
 # always present in the JSON.
 SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
@@ -149,6 +153,7 @@ class _Prefetch:
         self.taken = 0  # passages offered and taken, waiting or in a job
         self.jobs: list[Future[np.ndarray]] = []
         self.where: dict[int, tuple[int, int, int]] = {}  # task index -> (job, first row, end row)
+        self.stopping = threading.Event()
 
     def offer(self, index: int, result: Prepared) -> None:
         """Take task ``index``'s document for a job, or close: over the limit, or closed before."""
@@ -188,7 +193,17 @@ class _Prefetch:
             job.exception()  # done; the failure, if any, is raised by vectors() for its documents
 
     def shutdown(self) -> None:
+        """End the worker: a job still running (the run is ending early) stops after its current group."""
+        self.stopping.set()
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        parts = []
+        for at in range(0, len(texts), PREFETCH_GROUP):
+            if self.stopping.is_set():
+                raise CancelledError("the ingest ended before this job")
+            parts.append(self.encoder.encode(texts[at : at + PREFETCH_GROUP]))
+        return np.concatenate(parts)
 
     def _submit(self) -> None:
         texts: list[str] = []
@@ -197,7 +212,7 @@ class _Prefetch:
             self.where[index] = (len(self.jobs), len(texts), len(texts) + len(own))
             texts.extend(own)
         self.waiting = []
-        self.jobs.append(self.pool.submit(self.encoder.encode, texts))
+        self.jobs.append(self.pool.submit(self._embed, texts))
 
 
 # How a run's tasks are loaded, split (and embedded): each task's Prepared and, where workers embedded it, its

@@ -102,3 +102,39 @@ def test_a_model_that_fails_to_load_on_the_worker_fails_the_ingest(tmp_path: Pat
         with pytest.raises(ModelLoadError, match="cannot load the model"):
             ix.ingest(tmp_path / "docs")
         assert ix.stats().documents == 0  # nothing committed without its vectors
+
+
+def test_a_run_that_fails_while_reading_stops_the_worker_after_its_group(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Ctrl-C or an error while the files are read: the run must not wait for the worker's whole job (up to 16
+    # flushes of passages), only for the group it is embedding.
+    import time
+
+    monkeypatch.setattr(pipeline, "PREFETCH_GROUP", 4)
+    monkeypatch.setattr(pipeline, "PREFETCH_MINIMUM", 4)
+    embedding, failed = threading.Event(), threading.Event()
+    started_after: list[int] = []
+
+    class Slow(FakeEncoder):
+        def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
+            if failed.is_set():
+                started_after.append(len(texts))
+            embedding.set()
+            time.sleep(0.05)
+            return super().encode(texts, truncate)
+
+    prepare = pipeline.prepare
+
+    def failing(task, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if task.path.endswith("doc05.md"):
+            assert embedding.wait(10)  # the worker's first job is under way
+            failed.set()
+            raise KeyboardInterrupt
+        return prepare(task, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "prepare", failing)
+    write_docs(tmp_path / "docs")
+    with Index(tmp_path / "ix", create=True, config=IndexConfig.from_flat(max_tokens=64), encoder=Slow()) as ix:
+        with pytest.raises(KeyboardInterrupt):
+            ix.ingest(tmp_path / "docs")
+        assert ix.stats().documents == 0
+    assert started_after == []  # no group begun once the run was ending
