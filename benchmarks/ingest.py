@@ -7,14 +7,13 @@
 Writes the first --docs SciFact abstracts (../shared/data) as .txt files (title + text), ingests them into a fresh
 index with the index's own encoder (torch; ONNX Runtime in fp32 where it serves the pooling), loaded and warmed
 beforehand by one full-length batch (everything else timed: walk, load, split, encode, SQLite, FTS5, FAISS), then
-runs torch's raw forward
-pass alone, fp32, last layer only, over the very texts the ingest handed its encoder (each passage with its
-section path, as the index embeds it), in the groups it handed them and length-sorted as its batches are, and the
-index's own encoder alone (tokenising, forward pass, pooling) over the same groups. Prints passages/s of each and
-the ratios of the ingest to the raw fp32 forward pass and to its own encoder, per precision. A precision may name
-the backend that embeds the ingest's bf16 passages, ``bf16:torch`` or ``bf16:openvino`` (SEARCHAPP_OPENVINO=0 or 1
-for that row; plain ``bf16`` takes what the environment says, encode/spec.py); the backend that did is read back
-from the index (``vectors_encoder``).
+runs torch's raw forward pass alone, fp32, last layer only, over the very texts the ingest handed its encoder (each
+passage with its section path, as the index embeds it), in the groups it handed them and length-sorted as its
+batches are, and the index's own encoder alone (tokenising, forward pass, pooling) over the same groups. Prints
+passages/s of each and the ratios of the ingest to the raw fp32 forward pass and to its own encoder, per precision.
+A precision may name the backend that embeds the ingest's bf16 passages, ``bf16:torch`` or ``bf16:openvino``
+(SEARCHAPP_OPENVINO=0 or 1 for that row; plain ``bf16`` takes what the environment says, encode/spec.py); the
+backend that did is read back from the index (``vectors_encoder``).
 --runs N repeats every row N times, each ingest into a new index with its own raw pass right after it, rows in turn
 within each run, and reports each row's median ratio (``medians``). --workers ray adds a Ray Data ingest of the
 same corpus into another new index (docs/distributed.md) and its throughput over the in-process ingest's; run it in

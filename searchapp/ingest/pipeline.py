@@ -150,6 +150,7 @@ class _Prefetch:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
         self.open = True
         self.waiting: list[tuple[int, Prepared]] = []  # (task index, the document read)
+        self.waiting_passages = 0
         self.taken = 0  # passages offered and taken, waiting or in a job
         self.jobs: list[Future[np.ndarray]] = []
         self.where: dict[int, tuple[int, int, int]] = {}  # task index -> (job, first row, end row)
@@ -161,18 +162,20 @@ class _Prefetch:
             self.open = False
             return
         self.waiting.append((index, result))
+        self.waiting_passages += len(result.spans)
         self.taken += len(result.spans)
-        if sum(len(r.spans) for _, r in self.waiting) >= self.minimum and not self.busy:
+        if self.waiting_passages >= self.minimum and not self.busy:
             self._submit()
 
     def close(self) -> None:
         """No more jobs: what is still waiting is embedded by the main thread, as if never offered."""
         self.open = False
-        self.waiting = []
+        self.waiting, self.waiting_passages = [], 0
 
     @property
     def busy(self) -> bool:
-        return any(not job.done() for job in self.jobs)
+        # A job is submitted only when the one before is done: the last is the only one that can be running.
+        return bool(self.jobs) and not self.jobs[-1].done()
 
     @property
     def loading(self) -> bool:
@@ -189,8 +192,9 @@ class _Prefetch:
         return self.jobs[job].result()[start:end]
 
     def wait(self) -> None:
-        for job in self.jobs:
-            job.exception()  # done; the failure, if any, is raised by vectors() for its documents
+        """Until the worker's jobs are done (a failure is raised by :meth:`vectors`, for its documents)."""
+        if self.jobs:
+            self.jobs[-1].exception()
 
     def shutdown(self) -> None:
         """End the worker: a job still running (the run is ending early) stops after its current group."""
@@ -211,7 +215,7 @@ class _Prefetch:
             own = self.inputs(result)
             self.where[index] = (len(self.jobs), len(texts), len(texts) + len(own))
             texts.extend(own)
-        self.waiting = []
+        self.waiting, self.waiting_passages = [], 0
         self.jobs.append(self.pool.submit(self._embed, texts))
 
 
