@@ -56,6 +56,16 @@ def parse_sets(option: str) -> list[tuple[str, str]]:
     return out
 
 
+def _sqlite() -> str:
+    """The SQLite library and version the measured searchapp connects through (``pysqlite3 3.51.1``); a checkout
+    from before searchapp chose its library: the standard module's."""
+    try:
+        from searchapp.sqlite_driver import describe
+    except ImportError:
+        return f"sqlite3 {sqlite3.sqlite_version}"
+    return describe()
+
+
 def machine(**extra: object) -> dict[str, object]:
     """The machine a figure is measured on, as the scripts' ``"machine"`` key records it: ``platform`` (the OS and
     kernel), ``arch``, ``processor`` (``platform.processor()``), ``cpu_model`` (/proc/cpuinfo's model name),
@@ -69,7 +79,7 @@ def machine(**extra: object) -> dict[str, object]:
         "platform": platform.platform(), "arch": platform.machine(), "processor": platform.processor(),
         "cpu_model": _cpu_model(), "cpus": os.cpu_count(), "memory_gib": _memory_gib(),
         "load_avg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        "python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "versions": _versions(),
+        "python": platform.python_version(), "sqlite": _sqlite(), "versions": _versions(),
         "searchapp_from": source, "commit": _commit(source),
     }
     record.update(extra)

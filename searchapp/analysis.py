@@ -27,11 +27,12 @@ PostgreSQL backend indexes :func:`lexical_fields`, the section path's terms that
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from searchapp import segment
+from searchapp.sqlite_driver import dbapi
 
 # Match FTS5's unicode61 tokenizer closely enough for query parsing: runs of letters and digits.
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -177,12 +178,12 @@ _JOINED = ("SELECT doc, group_concat(term, ' ') FROM (SELECT doc, term FROM text
            "GROUP BY doc")
 
 
-def _connection() -> sqlite3.Connection:
+def _connection() -> Any:
     """This thread's in-memory database of the tokenizer's tables: ``words`` for :func:`stems` and ``texts``
     (contentless: emptied by one command rather than by tokenizing every row again) for :func:`fts5_terms`."""
     conn = getattr(_analysers, "conn", None)
     if conn is None:
-        conn = sqlite3.connect(":memory:")
+        conn = dbapi().connect(":memory:")  # the index's own library: the same tokenizer build
         conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{TOKENIZER}')")
         conn.execute("CREATE VIRTUAL TABLE words_terms USING fts5vocab(words, 'instance')")
         conn.execute(f"CREATE VIRTUAL TABLE texts USING fts5(t, content='', tokenize='{TOKENIZER}')")

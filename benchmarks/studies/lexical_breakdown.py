@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from _common import call_ms, print_json
 
 from searchapp import Index
 from searchapp.analysis import query_terms
+from searchapp.sqlite_driver import dbapi
 from searchapp.store.lexical import match_expression
 
 
@@ -48,7 +48,7 @@ def main() -> None:
     args = ap.parse_args()
     with args.queries_file.open(encoding="utf-8") as fh:
         texts = [json.loads(line)["text"] for line in fh if line.strip()][: args.queries]
-    conn = sqlite3.connect(f"file:{args.index / 'index.db'}?mode=ro", uri=True)
+    conn = dbapi().connect(f"file:{args.index / 'index.db'}?mode=ro", uri=True)
     exprs = {q: match_expression(query_terms(q)) for q in texts}
     texts = [q for q in texts if query_terms(q)]
     matches = [conn.execute("SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?", (exprs[q],)).fetchone()[0]

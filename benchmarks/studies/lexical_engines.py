@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -53,6 +52,7 @@ from searchapp.config import IndexConfig
 from searchapp.evaluate.beir import BeirSet, load_beir
 from searchapp.evaluate.metrics import evaluate, judged_queries
 from searchapp.evaluate.runner import DEPTH, PASSAGE_DEPTH, index_path
+from searchapp.sqlite_driver import dbapi
 from searchapp.store.postgres import TEXT_CONFIG, parse_location
 
 K1, B = 1.2, 0.75
@@ -110,7 +110,7 @@ def rank(tokens: Tokens, doc_of: Mapping[int, str], queries: Mapping[str, Sequen
 
 
 def fts5_side(db: Path, data: BeirSet, qids: Sequence[str]) -> tuple[Tokens, dict[int, str], dict[str, list[str]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = dbapi().connect(f"file:{db}?mode=ro", uri=True)
     try:
         conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, passages_fts, instance)")
         doc_of = dict(conn.execute("SELECT p.id, d.path FROM passages p JOIN documents d ON d.id = p.document_id"))

@@ -23,18 +23,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 from _common import call_ms, machine, print_json
 from query import queries
+
+from searchapp.sqlite_driver import dbapi
 
 
 def streams(folder: Path, n: int, statistics_off: bool) -> dict[str, float]:
@@ -45,12 +47,12 @@ def streams(folder: Path, n: int, statistics_off: bool) -> dict[str, float]:
     if statistics_off:
         assert schema.memory_statistics_off(), "the statistics could not be turned off"
     uri = f"file:{folder / 'index.db'}?mode=ro"
-    conns = [sqlite3.connect(uri, uri=True, check_same_thread=False) for _ in range(2)]
+    conns = [dbapi().connect(uri, uri=True, check_same_thread=False) for _ in range(2)]
     exprs = [lexical.match_expression(query_terms(q)) for q in queries(n, 50_000, 0)]
     sql = (f"SELECT rowid, -{lexical._BM25} AS s FROM passages_fts WHERE passages_fts MATCH ? "
            "ORDER BY s DESC, rowid LIMIT 100")
 
-    def run(conn: sqlite3.Connection) -> None:
+    def run(conn: Any) -> None:
         for e in exprs:
             conn.execute(sql, (e,)).fetchall()
 

@@ -7,7 +7,6 @@ import ctypes
 import importlib.resources
 import os
 import re
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import QueuePool
 
 from searchapp.errors import SchemaError
+from searchapp.sqlite_driver import dbapi, library_file
 
 
 def migrations_dir() -> Path:
@@ -66,9 +66,9 @@ def memory_statistics_off() -> bool:
     faster (docs/performance.md, "Lexical scoring in parts"). SQLite's own documentation recommends building
     with them off; here they can only be changed while SQLite is shut down, so this is done only when its
     memory in use is zero (no connection open anywhere in the process) and only once. It reaches the
-    library the ``sqlite3`` module itself uses through ctypes, on Linux only (``sqlite3_config`` is variadic,
-    which ctypes calls correctly only where variadic and fixed arguments are passed alike); elsewhere, or if
-    the library does not export the functions, nothing changes."""
+    library searchapp connects through (``sqlite_driver.dbapi``) with ctypes, on Linux only (``sqlite3_config``
+    is variadic, which ctypes calls correctly only where variadic and fixed arguments are passed alike);
+    elsewhere, or if the library does not export the functions, nothing changes."""
     global _memstatus_checked
     with _memstatus_lock:
         if _memstatus_checked:
@@ -77,7 +77,7 @@ def memory_statistics_off() -> bool:
         if sys.platform != "linux":
             return False
         try:
-            lib = ctypes.CDLL(_sqlite_module_file())
+            lib = ctypes.CDLL(library_file())
             lib.sqlite3_memory_used.restype = ctypes.c_int64
             if lib.sqlite3_memory_used() != 0 or lib.sqlite3_shutdown() != 0:
                 return False
@@ -88,10 +88,6 @@ def memory_statistics_off() -> bool:
             return False
 
 
-def _sqlite_module_file() -> str:
-    import _sqlite3
-
-    return str(_sqlite3.__file__)
 
 
 def make_engine(db_path: Path, read_only: bool = False) -> Engine:
@@ -102,11 +98,13 @@ def make_engine(db_path: Path, read_only: bool = False) -> Engine:
     """
     memory_statistics_off()
     uri = sqlite_uri(db_path, read_only)
+    # The dialect is given the library's module too: SQLAlchemy wraps only the errors of the module it was given.
+    sqlite3 = dbapi()
     # A server searches from many threads, each holding a connection for its query: allow well over FastAPI's
     # default 40 worker threads before a thread waits for the pool.
     engine = create_engine(
         "sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False),
-        poolclass=QueuePool, pool_size=8, max_overflow=64,
+        poolclass=QueuePool, pool_size=8, max_overflow=64, module=sqlite3,
     )
 
     @event.listens_for(engine, "connect")

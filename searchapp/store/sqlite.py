@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +14,7 @@ from sqlalchemy import Connection, Table, bindparam, func, select, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from searchapp.errors import SchemaError, StorageError
+from searchapp.sqlite_driver import dbapi
 from searchapp.store import lexical, schema
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
@@ -27,6 +27,7 @@ def has_settings(db_path: Path) -> bool:
     ``Database`` to report."""
     if not db_path.exists():
         return False
+    sqlite3 = dbapi()
     try:
         conn = sqlite3.connect(schema.sqlite_uri(db_path, read_only=True), uri=True)  # never creates a file
         try:

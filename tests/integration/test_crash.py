@@ -25,7 +25,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from sqlalchemy import text
 from searchapp import Index, IndexConfig
 from searchapp.errors import IndexNotFoundError
 from searchapp.ingest.sections import passage_inputs
+from searchapp.sqlite_driver import dbapi
 from searchapp.store.folder import DB_NAME, VECTORS_NAME
 from searchapp.store.sqlite import Database
 from searchapp.types import Span
@@ -278,12 +278,12 @@ def committed(scratch: Path) -> dict[str, list[int]]:
     """Passage ids of each committed document, read with plain SQLite (opening an Index may write)."""
     if not (scratch / DB_NAME).exists():
         return {}
-    conn = sqlite3.connect(scratch / DB_NAME)
+    conn = dbapi().connect(scratch / DB_NAME)
     try:
         rows = conn.execute(
             "SELECT d.path, p.id FROM passages p JOIN documents d ON d.id = p.document_id ORDER BY p.id"
         ).fetchall()
-    except sqlite3.OperationalError:  # killed before the schema was made
+    except dbapi().OperationalError:  # killed before the schema was made
         rows = []
     finally:
         conn.close()

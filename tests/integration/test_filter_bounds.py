@@ -5,7 +5,6 @@ the same on both. The HTTP API, MCP and the CLI: tests/integration/test_server.p
 from __future__ import annotations
 
 import re
-import sqlite3
 
 import pytest
 
@@ -17,6 +16,7 @@ from searchapp.setting import (
     MAX_FILTER_VALUES,
     MAX_GLOB_CHARS,
 )
+from searchapp.sqlite_driver import dbapi
 
 # Before the bounds each of these was a traceback from the store (SQLite: "LIKE or GLOB pattern too complex",
 # "Expression tree is too large", an OverflowError, a UnicodeEncodeError; HTTP 500, an MCP "internal error"),
@@ -104,7 +104,7 @@ def test_a_glob_finds_the_same_texts_on_both_backends(index_at) -> None:  # type
     ix = index_at()
     ix.add_texts([f"Text number {n}." for n in range(len(IDS))], ids=IDS)
     for glob in GLOBS:
-        with sqlite3.connect(":memory:") as conn:  # what SQLite's GLOB, the folder backend's, matches
+        with dbapi().connect(":memory:") as conn:  # what SQLite's GLOB, the folder backend's, matches
             expected = {i for i in IDS if conn.execute("SELECT ? GLOB ?", (i, glob)).fetchone()[0]}
         found = {h.path for h in ix.search("text number", k=len(IDS), mode="dense", filters={"path_glob": glob})}
         assert found == expected, glob

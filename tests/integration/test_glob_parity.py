@@ -6,7 +6,6 @@ or a ``LIKE`` pattern."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.filters import Filter
+from searchapp.sqlite_driver import dbapi
 from searchapp.store.filter_sql import glob_parts, glob_regex, where
 
 sa = pytest.importorskip("sqlalchemy")
@@ -41,7 +41,7 @@ def pg(pg_server) -> Iterator[sa.Connection]:  # type: ignore[no-untyped-def]
 
 def sqlite_globs(globs: list[str], paths: list[str]) -> list[list[bool]]:
     """For each path, whether it matches each glob, by SQLite's ``GLOB``."""
-    with sqlite3.connect(":memory:") as conn:
+    with dbapi().connect(":memory:") as conn:
         return [[bool(conn.execute("SELECT ? GLOB ?", (path, glob)).fetchone()[0]) for glob in globs]
                 for path in paths]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 from searchapp import Index, IndexConfig
 from searchapp.analysis import TOKENIZER
 from searchapp.cli import app, common
+from searchapp.sqlite_driver import dbapi
 
 runner = CliRunner()
 FILLER = "Tomatoes want water twice a week in the summer months. " * 5
@@ -66,7 +66,7 @@ def test_styled_escapes_marked_pieces_too() -> None:
 
 
 def test_fts5_table_uses_the_declared_tokenizer(location: Path) -> None:
-    with sqlite3.connect(location / "index.db") as conn:
+    with dbapi().connect(location / "index.db") as conn:
         (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'passages_fts'").fetchone()
     assert f"tokenize='{TOKENIZER}'" in sql
 

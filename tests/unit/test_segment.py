@@ -3,7 +3,6 @@ two-letter units, in linear time; every other text reaches it as it is, so Engli
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 import pytest
@@ -12,6 +11,7 @@ from hypothesis import strategies as st
 
 from searchapp.analysis import TOKENIZER, fts5_terms, query_terms, stems
 from searchapp.segment import for_tokenizer, segmented, units
+from searchapp.sqlite_driver import dbapi
 from tests.unit.test_markup_linear import cpu_seconds, needs_cpu_timer
 
 ENGLISH = ("Alpha-synuclein in COVID-19, 2.5 mg; the café's naïve résumé (Keys, keys) \u2014 e-mail C++ "
@@ -20,7 +20,7 @@ ENGLISH = ("Alpha-synuclein in COVID-19, 2.5 mg; the café's naïve résumé (Ke
 
 def raw_terms(text: str) -> str:
     """The terms the tokenizer makes of ``text`` given as it is: what the index held before any cutting."""
-    conn = sqlite3.connect(":memory:")
+    conn = dbapi().connect(":memory:")
     conn.execute(f"CREATE VIRTUAL TABLE raw USING fts5(x, content='', tokenize='{TOKENIZER}')")
     conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(raw, 'instance')")
     conn.execute("INSERT INTO raw(rowid, x) VALUES (1, ?)", (text,))

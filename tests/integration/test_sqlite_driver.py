@@ -1,0 +1,96 @@
+"""The SQLite library searchapp connects through (``searchapp/sqlite_driver.py``): pysqlite3's where installed, the
+standard library's otherwise or with ``SEARCHAPP_SQLITE=stdlib``, and an index written through either is read
+through the other with the same results (a user who installs or drops pysqlite3, or copies an index to a
+machine without it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from searchapp import Index, IndexConfig
+from searchapp.sqlite_driver import CHOICES, ENV_SWITCH
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Writes an index with the fake encoder, changes it or only reads it, then prints its library and every mode's
+# ranking.
+SCRIPT = """
+import json, sys
+from searchapp import Index, IndexConfig
+from searchapp.sqlite_driver import describe
+from tests.fakes import FakeEncoder
+texts = {texts!r}
+with Index(sys.argv[1], create=True, config=IndexConfig(), encoder=FakeEncoder()) as ix:
+    if sys.argv[2] == "write":
+        ix.add_texts(texts[:-1], ids=[f"t{{i}}" for i in range(len(texts) - 1)])
+    elif sys.argv[2] == "change":  # a writer adds one more and removes one
+        ix.add_texts(texts[-1:], ids=["last"])
+        ix.remove(["t0"])
+    out = {{"library": describe()}}
+    for mode in ("lexical", "dense", "hybrid"):
+        out[mode] = [[h.path, round(h.score, 6)] for h in ix.search("signing keys rotate garden", k=10, mode=mode)]
+    print(json.dumps(out))
+"""
+
+TEXTS = [
+    "Rotate the signing keys with the rotate command every quarter.",
+    "Signing keys expire after a year unless rotated.",
+    "The database stores passages and vectors on disk.",
+    "Keys to the garden shed hang by the door.",
+    "Tomatoes want water twice a week in summer; the garden needs keys too.",
+    "A passage in the last file, written by the other library: rotate the keys.",
+]
+
+
+def _run(index: Path, library: str, step: str) -> dict[str, object]:
+    env = {**os.environ, ENV_SWITCH: library, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", SCRIPT.format(texts=TEXTS), str(index), step], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_auto_prefers_pysqlite3_and_stdlib_is_the_standard_module() -> None:
+    pytest.importorskip("pysqlite3")
+    probe = "from searchapp.sqlite_driver import dbapi; print(dbapi().__name__)"
+    names = {}
+    for library in CHOICES:
+        env = {**os.environ, ENV_SWITCH: library}
+        names[library] = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
+                                        timeout=60, check=True).stdout.strip()
+    assert names == {"auto": "pysqlite3.dbapi2", "stdlib": "sqlite3"}
+
+
+def test_an_unknown_library_is_a_one_line_error(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        ix.add_texts(TEXTS, ids=[str(i) for i in range(len(TEXTS))])
+    env = {**os.environ, ENV_SWITCH: "sqlite4"}
+    out = subprocess.run([sys.executable, "-m", "searchapp", "query", "keys", "--mode", "lexical",
+                          "--index", str(tmp_path / "ix")],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert out.stderr.strip().splitlines() == [f"error: {ENV_SWITCH}='sqlite4': expected one of auto, stdlib"]
+
+
+@pytest.mark.parametrize(("first", "second"), [("stdlib", "auto"), ("auto", "stdlib")])
+def test_an_index_written_through_one_library_is_read_and_written_through_the_other(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    pytest.importorskip("pysqlite3")
+    a, b = tmp_path / "a", tmp_path / "b"
+    wrote = _run(a, first, "write")
+    read = _run(a, second, "read")
+    assert wrote["library"] != read["library"]
+    assert {k: v for k, v in read.items() if k != "library"} == {k: v for k, v in wrote.items() if k != "library"}
+    # Changed through the other library, the index ranks as one written through a single library does.
+    mixed = _run(a, second, "change")
+    _run(b, second, "write")
+    single = _run(b, second, "change")
+    assert mixed == single
+    assert all(mixed[mode] for mode in ("lexical", "dense", "hybrid"))
