@@ -50,6 +50,11 @@ def sqlite_uri(db_path: Path, read_only: bool) -> str:
     return uri + ("?mode=ro" if writable(db_path.parent) else "?mode=ro&immutable=1")
 
 
+# Each connection's page cache (SQLite's default: 2 MiB). BM25 reads every match's length from FTS5's docsize
+# table, a random lookup per match: about 11 bytes a passage, 10.5 MB at 1M passages, so the default held a fifth
+# of it and the rest came from the OS through a read call each. Pages are cached as they are read, so a small
+# index's connections stay small (docs/performance.md, "The SQLite library").
+CACHE_KIB = 32 * 1024
 _SQLITE_CONFIG_MEMSTATUS = 9  # sqlite3.h
 _memstatus_lock = threading.Lock()
 _memstatus_checked = False
@@ -116,6 +121,7 @@ def make_engine(db_path: Path, read_only: bool = False) -> Engine:
         cur.execute("PRAGMA foreign_keys=ON")
         # Hybrid queries materialise their lexical matches in a temporary table (store/lexical.py: Matches).
         cur.execute("PRAGMA temp_store=MEMORY")
+        cur.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         cur.close()
 
     return engine

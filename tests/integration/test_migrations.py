@@ -32,6 +32,19 @@ def test_upgrade_from_empty_database_creates_schema(tmp_path: Path) -> None:
     engine.dispose()
 
 
+@pytest.mark.parametrize("read_only", [False, True])
+def test_every_connection_gets_the_larger_page_cache(tmp_path: Path, read_only: bool) -> None:
+    # BM25 reads each match's length from FTS5's docsize table: SQLite's default 2 MiB cache held a fifth of it at
+    # 1M passages (schema.CACHE_KIB).
+    schema.upgrade(schema.make_engine(tmp_path / "x.db"))
+    engine = schema.make_engine(tmp_path / "x.db", read_only=read_only)
+    with engine.connect() as first, engine.connect() as second:
+        for conn in (first, second):
+            assert conn.execute(text("PRAGMA cache_size")).scalar() == -schema.CACHE_KIB
+    assert schema.CACHE_KIB > 2000
+    engine.dispose()
+
+
 def test_downgrade_then_upgrade_round_trip(tmp_path: Path) -> None:
     engine = schema.make_engine(tmp_path / "x.db")
     schema.upgrade(engine)
