@@ -59,10 +59,14 @@ def parse_sets(option: str) -> list[tuple[str, str]]:
 def _sqlite() -> str:
     """The SQLite library and version the measured searchapp connects through (``pysqlite3 3.51.1``); a checkout
     from before searchapp chose its library: the standard module's."""
-    try:
-        from searchapp.sqlite_driver import describe
-    except ImportError:
+    import searchapp
+
+    # Asked of the measured checkout's own files: an editable install elsewhere would answer for a module that
+    # checkout lacks.
+    if not (Path(searchapp.__file__).parent / "sqlite_driver.py").is_file():
         return f"sqlite3 {sqlite3.sqlite_version}"
+    from searchapp.sqlite_driver import describe
+
     return describe()
 
 
