@@ -3,11 +3,11 @@ SQLite, bundled in its wheel), the standard library's ``sqlite3`` otherwise.
 
 Why not always the standard library's: on Linux it is the distribution's SQLite (Debian 12: 3.40, built with
 ``SQLITE_OMIT_LOOKASIDE``, so every small allocation goes to malloc), and FTS5 allocates for every match it
-scores. Scoring a 1M-passage index's matches took 1.25-1.3x as long through it as through pysqlite3's 3.51
-(docs/performance.md, "The SQLite library"). ``pysqlite3-binary`` is a dependency where it has wheels (Linux on
-x86_64, CPython 3.10 to 3.14); elsewhere, or with ``SEARCHAPP_SQLITE=stdlib``, the standard library's module is used.
-An index is the same file for both (tests/integration/test_sqlite_driver.py writes with one and reads with the
-other).
+scores. Scoring a 1M-passage index's matches took 1.2-1.3x as long through it as through pysqlite3's 3.51
+(docs/performance.md, "The SQLite library, and the page cache"). ``pysqlite3-binary`` is a dependency where it
+has wheels (Linux on x86_64, CPython 3.10 to 3.14); elsewhere, or with ``SEARCHAPP_SQLITE=stdlib``, the standard
+library's module is used. An index is the same file for both (tests/integration/test_sqlite_driver.py writes
+with one and reads with the other).
 
 One library for the whole process, chosen once: two copies of SQLite with the same file open in one process
 release each other's POSIX locks when one closes it (https://sqlite.org/howtocorrupt.html, section 2.2), so

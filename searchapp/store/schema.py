@@ -53,7 +53,7 @@ def sqlite_uri(db_path: Path, read_only: bool) -> str:
 # Each connection's page cache (SQLite's default: 2 MiB). BM25 reads every match's length from FTS5's docsize
 # table, a random lookup per match: about 11 bytes a passage, 10.5 MB at 1M passages, so the default held a fifth
 # of it and the rest came from the OS through a read call each. Pages are cached as they are read, so a small
-# index's connections stay small (docs/performance.md, "The SQLite library").
+# index's connections stay small (docs/performance.md, "The SQLite library, and the page cache").
 CACHE_KIB = 32 * 1024
 _SQLITE_CONFIG_MEMSTATUS = 9  # sqlite3.h
 _memstatus_lock = threading.Lock()
