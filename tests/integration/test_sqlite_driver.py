@@ -94,3 +94,28 @@ def test_an_index_written_through_one_library_is_read_and_written_through_the_ot
     single = _run(b, second, "change")
     assert mixed == single
     assert all(mixed[mode] for mode in ("lexical", "dense", "hybrid"))
+
+
+def test_both_libraries_cut_every_character_into_the_same_terms() -> None:
+    # An index's terms were written by one library's tokenizer and its queries may be cut by the other's: every
+    # code point up to the end of the ideographic planes, inside a word, starting one and alone. In-memory
+    # databases only: two libraries must never share a file in one process.
+    pysqlite3 = pytest.importorskip("pysqlite3.dbapi2")
+    import sqlite3
+
+    from searchapp.analysis import TOKENIZER
+
+    texts = [f"a{chr(cp)}b {chr(cp)}x {chr(cp)}" for cp in range(0x20, 0x30000) if not 0xD800 <= cp < 0xE000]
+
+    def terms(module: object) -> list[tuple[int, str]]:
+        conn = module.connect(":memory:")  # type: ignore[attr-defined]
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, content='', tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(texts, 1)))
+        out = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
+        conn.close()
+        return out
+
+    standard, bundled = terms(sqlite3), terms(pysqlite3)
+    assert len(standard) > len(texts)
+    assert standard == bundled
