@@ -55,7 +55,11 @@ def library_file() -> str:
     return str(ext.__file__)
 
 
+def library() -> str:
+    """The library's name: ``pysqlite3`` or ``sqlite3``."""
+    return str(dbapi().__name__.split(".")[0])
+
+
 def describe() -> str:
     """Which library and SQLite version, e.g. ``pysqlite3 3.51.1`` or ``sqlite3 3.40.1``."""
-    module = dbapi()
-    return f"{module.__name__.split('.')[0]} {module.sqlite_version}"
+    return f"{library()} {dbapi().sqlite_version}"

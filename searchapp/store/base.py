@@ -172,7 +172,7 @@ class Stores(ABC):
 
     def facts(self) -> dict[str, object]:
         """What ``status`` shows of the engine holding the index beyond the common fields (its versions, whether
-        it is read-only, warnings about known bugs): nothing for a folder."""
+        it is read-only, warnings about known bugs)."""
         return {}
 
     @abstractmethod

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, text
 
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.filters import Filter
+from searchapp.sqlite_driver import dbapi, library
 from searchapp.store import lexical
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import Restrict, passages_sql
@@ -238,6 +239,10 @@ class FolderStores(Database, Stores):
             # an AVX2 CPU").
             exact = dense and self.vector_kind() == "flat"
             yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if exact else 0), MAX_PARTS))
+
+    def facts(self) -> dict[str, object]:
+        """The SQLite library the index is read and written through, and its version (``sqlite_driver``)."""
+        return {"sqlite_library": library(), "sqlite_version": dbapi().sqlite_version}
 
     def disk_bytes(self) -> int:
         size = 0
