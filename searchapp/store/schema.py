@@ -118,6 +118,9 @@ def make_engine(db_path: Path, read_only: bool = False) -> Engine:
         if not read_only:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            # A removed document's text and path are overwritten in the file, not left in free space, whichever
+            # library writes: Debian's builds do this by default, pysqlite3's and most others do not.
+            cur.execute("PRAGMA secure_delete=ON")
         cur.execute("PRAGMA foreign_keys=ON")
         # Hybrid queries materialise their lexical matches in a temporary table (store/lexical.py: Matches).
         cur.execute("PRAGMA temp_store=MEMORY")
