@@ -56,14 +56,12 @@ def parse_sets(option: str) -> list[tuple[str, str]]:
     return out
 
 
-def _sqlite() -> str:
-    """The SQLite library and version the measured searchapp connects through (``pysqlite3 3.51.1``); a checkout
-    from before searchapp chose its library: the standard module's."""
-    import searchapp
-
-    # Asked of the measured checkout's own files: an editable install elsewhere would answer for a module that
-    # checkout lacks.
-    if not (Path(searchapp.__file__).parent / "sqlite_driver.py").is_file():
+def _sqlite(source: str | None) -> str:
+    """The SQLite library and version the measured searchapp (imported from ``source``) connects through
+    (``pysqlite3 3.51.1``); without searchapp, or for a checkout from before searchapp chose its library, the
+    standard module's. Asked of the checkout's own files: an editable install elsewhere would answer for a module
+    that checkout lacks."""
+    if source is None or not (Path(source) / "searchapp" / "sqlite_driver.py").is_file():
         return f"sqlite3 {sqlite3.sqlite_version}"
     from searchapp.sqlite_driver import describe
 
@@ -74,16 +72,16 @@ def machine(**extra: object) -> dict[str, object]:
     """The machine a figure is measured on, as the scripts' ``"machine"`` key records it: ``platform`` (the OS and
     kernel), ``arch``, ``processor`` (``platform.processor()``), ``cpu_model`` (/proc/cpuinfo's model name),
     ``cpus``, ``memory_gib``, ``load_avg_1m`` (at this call: take the record before the timed work), ``python``,
-    ``sqlite`` (the library Python links), ``versions`` (``{distribution: version}`` of ``VERSIONED``),
-    ``searchapp_from`` (the folder the measured searchapp was imported from) and ``commit`` (its checkout's
-    ``git describe --always --dirty``), then ``extra`` (a script's own settings, e.g. ``threads``). A value the
-    system does not give is None."""
+    ``sqlite`` (the library the measured searchapp connects through, and its version), ``versions``
+    (``{distribution: version}`` of ``VERSIONED``), ``searchapp_from`` (the folder the measured searchapp was
+    imported from) and ``commit`` (its checkout's ``git describe --always --dirty``), then ``extra`` (a script's
+    own settings, e.g. ``threads``). A value the system does not give is None."""
     source = _searchapp_from()
     record: dict[str, object] = {
         "platform": platform.platform(), "arch": platform.machine(), "processor": platform.processor(),
         "cpu_model": _cpu_model(), "cpus": os.cpu_count(), "memory_gib": _memory_gib(),
         "load_avg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
-        "python": platform.python_version(), "sqlite": _sqlite(), "versions": _versions(),
+        "python": platform.python_version(), "sqlite": _sqlite(source), "versions": _versions(),
         "searchapp_from": source, "commit": _commit(source),
     }
     record.update(extra)

@@ -48,7 +48,7 @@ def dbapi() -> ModuleType:
 
 def library_file() -> str:
     """The extension module that holds (or links) the SQLite library :func:`dbapi` calls, for ctypes."""
-    if dbapi().__name__.startswith("pysqlite3"):
+    if library() == "pysqlite3":
         import pysqlite3._sqlite3 as ext  # type: ignore[import-not-found]
     else:
         import _sqlite3 as ext

@@ -25,13 +25,11 @@ import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import machine, print_json
 from query import queries
 
-from searchapp.analysis import SECTION_WEIGHT, query_terms
+from searchapp.analysis import query_terms
 from searchapp.sqlite_driver import dbapi
-from searchapp.store.lexical import match_expression
+from searchapp.store import lexical
 
 K1 = 1.2  # bm25()'s
-# The lexical side's score, as store/lexical.py asks FTS5 for it.
-_BM25 = f"bm25(passages_fts, 1.0, {SECTION_WEIGHT})"
 
 
 def main() -> None:
@@ -45,7 +43,7 @@ def main() -> None:
 
     def count(terms: list[str]) -> int:
         sql = "SELECT count(*) FROM passages_fts WHERE passages_fts MATCH ?"
-        return int(conn.execute(sql, (match_expression(terms),)).fetchone()[0])
+        return int(conn.execute(sql, (lexical.match_expression(terms),)).fetchone()[0])
 
     n = int(conn.execute("SELECT count(*) FROM passages").fetchone()[0])
     skipped: list[float] = []
@@ -53,8 +51,8 @@ def main() -> None:
         terms = query_terms(q)
         bound = {t: max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6) * (K1 + 1) for t, df in
                  ((t, count([t])) for t in terms)}
-        top = conn.execute(f"SELECT rowid, -{_BM25} AS s FROM passages_fts WHERE passages_fts MATCH ? "
-                           "ORDER BY s DESC, rowid LIMIT ?", (match_expression(terms), args.k)).fetchall()
+        top = conn.execute(f"SELECT rowid, -{lexical._BM25} AS s FROM passages_fts WHERE passages_fts MATCH ? "
+                           "ORDER BY s DESC, rowid LIMIT ?", (lexical.match_expression(terms), args.k)).fetchall()
         threshold = top[-1][1] if len(top) == args.k else 0.0
         prunable, total = [], 0.0
         for t in sorted(terms, key=bound.__getitem__):  # the most common (smallest bound) first

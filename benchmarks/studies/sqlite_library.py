@@ -28,8 +28,8 @@ import _path  # noqa: F401  (benchmarks/ on sys.path)
 from _common import machine, print_json
 from query import queries
 
-from searchapp.analysis import SECTION_WEIGHT, query_terms
-from searchapp.store.lexical import match_expression
+from searchapp.analysis import query_terms
+from searchapp.store import lexical
 
 # name: (library, pragmas)
 CONFIGS = {
@@ -42,8 +42,6 @@ CONFIGS = {
     "pysqlite3:cache_64MiB": ("pysqlite3", ["cache_size=-65536"]),
     "pysqlite3:mmap_4GiB": ("pysqlite3", ["mmap_size=4294967296"]),
 }
-# The lexical side's score, as store/lexical.py asks FTS5 for it.
-_BM25 = f"bm25(passages_fts, 1.0, {SECTION_WEIGHT})"
 
 
 def child(index: Path, name: str, n_queries: int) -> float:
@@ -55,9 +53,9 @@ def child(index: Path, name: str, n_queries: int) -> float:
     conn = module.connect(f"file:{index / 'index.db'}?mode=ro", uri=True)
     for pragma in pragmas:
         conn.execute(f"PRAGMA {pragma}").fetchall()
-    sql = (f"SELECT rowid, -{_BM25} AS s FROM passages_fts WHERE passages_fts MATCH ? "
+    sql = (f"SELECT rowid, -{lexical._BM25} AS s FROM passages_fts WHERE passages_fts MATCH ? "
            "ORDER BY s DESC, rowid LIMIT 100")
-    exprs = [match_expression(query_terms(q)) for q in queries(n_queries, 50_000, 0)]
+    exprs = [lexical.match_expression(query_terms(q)) for q in queries(n_queries, 50_000, 0)]
     for e in exprs:
         conn.execute(sql, (e,)).fetchall()
     start = time.perf_counter()
