@@ -12,10 +12,11 @@ it before printing (``cli/common.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from searchapp.analysis import query_terms, stems, word_list, word_spans
+from searchapp.analysis import query_terms, stems, word_places
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
@@ -31,16 +32,18 @@ class Occurrence:
 
 
 def _heads(stem: str) -> tuple[str, ...]:
-    """The beginnings (a word's first two letters, lower-cased) of the ASCII words that can stem to ``stem``.
+    """The beginnings (a word's first three letters, lower-cased; two or one for a shorter stem) of the ASCII
+    words that can stem to ``stem``.
 
-    Porter only rewrites suffixes, and every rewrite keeps a non-empty stem in front of it, so a stem begins
-    with its word's first two letters, or is one letter long and begins with its word's first ("ies" -> "i").
-    One rewrite reaches the second letter: a final "y" after a vowel becomes "i" ("eyed" -> "ei"; "ay", too
-    short to stem, stays). tests/unit/test_snippet_window.py checks this against the real tokenizer.
+    Porter only rewrites suffixes, and every rewrite keeps a non-empty stem in front of it: a stem of three letters
+    or more begins with its word's first three, one of two with its word's first two ("ties" -> "ti"), one of one
+    with its word's first ("ies" -> "i"). What FTS5's Porter appends ("e" of "rating" -> "rate") comes after the
+    third letter. One rewrite changes a letter a stem begins with: a final "y" after a vowel becomes "i" ("day" ->
+    "dai", "eyed" -> "ei"; "ay", too short to stem, stays). tests/unit/test_snippet_window.py checks this against
+    the real tokenizer.
     """
-    if len(stem) < 2:
-        return (stem,)
-    return (stem[:2], stem[0] + "y") if stem[1] == "i" else (stem[:2],)
+    head = stem[:3]
+    return (head, head[:-1] + "y") if len(head) > 1 and head[-1] == "i" else (head,)
 
 
 class QueryTerms:
@@ -52,13 +55,13 @@ class QueryTerms:
         self.stems: frozenset[str] = frozenset().union(*self.term_stems.values())
         self._heads = frozenset(h for s in self.stems for h in _heads(s))
 
-    def _candidates(self, words: Iterable[str]) -> list[str]:
-        """The ``words`` that may stem to a query stem: all but those that cannot. A non-ASCII word is always
-        analysed (its folding and splitting are the tokenizer's to decide); an ASCII one only where its first
-        two letters, or its first, begin a query stem (:func:`_heads`). One comprehension, no call per word:
-        a query's hits hold hundreds of distinct words."""
-        heads = self._heads
-        return [w for w in words if not w.isascii() or w[:2].lower() in heads or w[:1].lower() in heads]
+    def _candidates(self, text: str) -> dict[str, list[int]]:
+        """The distinct words of ``text`` that may stem to a query stem, each with its places in ``text``: all
+        but those that cannot. A non-ASCII word is always analysed (its folding and splitting are the
+        tokenizer's to decide); an ASCII one only where it begins with the beginning of a query stem
+        (:func:`_heads`, in either case). Found by :func:`word_places` rather than by cutting every word: a
+        query's hits hold hundreds of distinct words, most of which no query stem begins."""
+        return word_places(text, self._heads)
 
     def find(self, text: str) -> list[Occurrence]:
         """Every word of ``text`` whose stems meet the query's, in order."""
@@ -66,17 +69,25 @@ class QueryTerms:
 
     def find_many(self, texts: Sequence[str]) -> list[list[Occurrence]]:
         """:meth:`find` for several passages, their words analysed in one pass of the tokenizer."""
+        out: list[list[Occurrence]] = [[] for _ in texts]
         if not self.stems:
-            return [[] for _ in texts]
+            return out
         # Passages repeat their words, and most words cannot meet any query stem: analyse each distinct
-        # candidate once, then look only for the words that meet one (a space never joins two words).
-        candidates = self._candidates(set(word_list(" ".join(texts))))
-        shared = {w: found & self.stems for w, found in zip(candidates, stems(candidates), strict=True)}
-        hits = {w: found for w, found in shared.items() if found}
-        if not hits:
-            return [[] for _ in texts]
-        return [[Occurrence(start, end, hits[text[start:end]]) for start, end in word_spans(text, hits)]
-                for text in texts]
+        # candidate once, in all the passages at once (a space never joins two words, so a word's places in the
+        # joined text are its places in its passage).
+        joined = " ".join(texts)
+        places = self._candidates(joined)
+        words = list(places)
+        shared = {w: found & self.stems for w, found in zip(words, stems(words), strict=True)}
+        spans = sorted((at, w) for w, found in shared.items() if found for at in places[w])
+        ends = list(itertools.accumulate(len(t) + 1 for t in texts))  # where each passage's separator lies
+        n = 0
+        for at, word in spans:
+            while at >= ends[n]:
+                n += 1
+            start = at - (ends[n] - len(texts[n]) - 1)
+            out[n].append(Occurrence(start, start + len(word), shared[word]))
+        return out
 
     def matched(self, found: list[Occurrence]) -> list[str]:
         """The query terms (as the query spells them, lower-cased) that ``found`` contains, in query order."""
@@ -91,14 +102,27 @@ def best_window(text: str, found: list[Occurrence], width: int = WINDOW) -> tupl
     if len(text) <= width:
         return 0, len(text)
     best: tuple[int, int, int, int] | None = None  # (-distinct, -count, first, last) of the best run
+    # The runs found[i..last], each as long as the width lets it be: both ends only move forward (words do not
+    # overlap, so their ends are in order too), and ``held`` counts the stems the run holds.
+    held: dict[str, int] = {}
+    last = -1
     for i, first in enumerate(found):
-        last = i
+        if last < i:  # the first run, or one that holds no word of the run before
+            last = i
+            for s in first.stems:
+                held[s] = held.get(s, 0) + 1
         while last + 1 < len(found) and found[last + 1].end - first.start <= width:
             last += 1
-        run = found[i : last + 1]
-        key = (-len(frozenset().union(*(o.stems for o in run))), -len(run), i, last)
+            for s in found[last].stems:
+                held[s] = held.get(s, 0) + 1
+        key = (-len(held), i - last - 1, i, last)
         if best is None or key < best:
             best = key
+        for s in first.stems:
+            if held[s] == 1:
+                del held[s]
+            else:
+                held[s] -= 1
     if best is None:
         start, hi = 0, 0
     else:
