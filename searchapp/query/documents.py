@@ -15,13 +15,15 @@ visible BEIR splits in docs/evaluation.md ("Known-item ranking on two documentat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from searchapp.types import Run
 
 DOCUMENT_PASSAGES = 3  # the passages of a document that count: its best and the next two
+# What names a document: its path (the evaluation) or its id (a grouped search); any key that tells documents apart.
+D = TypeVar("D", bound=Hashable)
 
 
 class DocumentWeights(Protocol):
@@ -44,8 +46,8 @@ class DocumentScore:
 
 
 def agreed_first(
-    dense: Mapping[int, float], lexical: Mapping[int, float], document_of: Callable[[int], str | None]
-) -> str | None:
+    dense: Mapping[int, float], lexical: Mapping[int, float], document_of: Callable[[int], D | None]
+) -> D | None:
     """The document of the passage both sides rank first (highest cosine and highest BM25 among the same
     candidates, ties by passage id), or of both sides' first passages where those share a document; else None."""
     if not dense or not lexical:
@@ -56,14 +58,14 @@ def agreed_first(
 
 
 def group_documents(
-    run: Run, document_of: Callable[[int], str | None], weight: float = 0.0, threshold: float = 0.0,
-    first: str | None = None,
-) -> list[tuple[str, DocumentScore]]:
+    run: Run, document_of: Callable[[int], D | None], weight: float = 0.0, threshold: float = 0.0,
+    first: D | None = None,
+) -> list[tuple[D, DocumentScore]]:
     """Fold a passage ``run`` (best first) into documents, best first (ties in the order their best passages
     came). ``document_of`` names a passage's document (``None``: leave the passage out). ``weight`` 0 ranks a
     document by its best passage alone. ``first`` (:func:`agreed_first`), when ranked, is put first, its score
     raised to the leader's where the weight of further passages put another above it."""
-    docs: dict[str, DocumentScore] = {}
+    docs: dict[D, DocumentScore] = {}
     for pid, score in run:
         doc = document_of(pid)
         if doc is None:
@@ -84,9 +86,9 @@ def group_documents(
 
 
 def hybrid_documents(
-    run: Run, document_of: Callable[[int], str | None], settings: DocumentWeights, dense: Mapping[int, float],
+    run: Run, document_of: Callable[[int], D | None], settings: DocumentWeights, dense: Mapping[int, float],
     lexical: Mapping[int, float],
-) -> list[tuple[str, DocumentScore]]:
+) -> list[tuple[D, DocumentScore]]:
     """A hybrid ``run`` folded into documents by the whole rule: ``settings``' document weight and threshold, and
     the document both sides rank first (``dense`` and ``lexical``: the candidates' cosines and BM25 scores) kept
     first. What a grouped hybrid search and the document-level evaluation both rank by."""

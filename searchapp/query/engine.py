@@ -63,8 +63,9 @@ class QueryEngine:
                     page = [(pid, score, None) for pid, score in ranked.run[offset:need]]
                     records = reader.hydrate([pid for pid, _, _ in page])
                 else:
-                    ranked, records, groups = search.grouped(need)
+                    ranked, groups = search.grouped(need)
                     page = groups[offset:need]
+                    records = reader.hydrate([pid for pid, _, _ in page])
                 out[i] = ranked.hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
         return out
 
@@ -109,24 +110,21 @@ class _Search:
             ranked.run = [(pid, sc) for pid, sc in ranked.run if ranked.dense[pid] >= self.min_score]
         return ranked
 
-    def grouped(self, need: int) -> tuple[_Ranked, dict[int, PassageRecord], list[tuple[int, float, list[int]]]]:
+    def grouped(self, need: int) -> tuple[_Ranked, list[tuple[int, float, list[int]]]]:
         """At least ``need`` documents' best passages (fewer when the ranking runs out), each with its document's
-        other ranked passages, ranking deeper while documents are missing."""
+        other ranked passages, ranking deeper while documents are missing. Only the passages' documents are read
+        (``Reader.documents_of``): the caller hydrates the page it shows."""
         depth = need * GROUP_DEPTH
         while True:
             ranked = self.rank(depth)
-            records = self.reader.hydrate([pid for pid, _ in ranked.run])
-
-            def path(pid: int) -> str | None:  # None: removed by a concurrent ingest after ranking, left out
-                rec = records.get(pid)
-                return None if rec is None else rec.path
-
+            # A passage with no document was removed by a concurrent ingest after ranking: left out (None).
+            document_of = self.reader.documents_of([pid for pid, _ in ranked.run]).get
             if self.mode == "hybrid":
-                docs = hybrid_documents(ranked.run, path, self.settings, ranked.dense, ranked.lexical)
+                docs = hybrid_documents(ranked.run, document_of, self.settings, ranked.dense, ranked.lexical)
             else:
-                docs = group_documents(ranked.run, path)
+                docs = group_documents(ranked.run, document_of)
             if len(docs) >= need or ranked.complete or depth >= MAX_DEPTH:
-                return ranked, records, [(d.best, d.score, d.others) for _, d in docs]
+                return ranked, [(d.best, d.score, d.others) for _, d in docs]
             depth = min(depth * DEEPEN, MAX_DEPTH)
 
 

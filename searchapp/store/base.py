@@ -55,6 +55,11 @@ class Reader(ABC):
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         """Passages by id with their document's path, title and metadata (unknown ids left out)."""
 
+    @abstractmethod
+    def documents_of(self, ids: Sequence[int]) -> dict[int, int]:
+        """Each passage's document id, by passage id (unknown ids left out): what grouping by document reads,
+        rather than whole passages."""
+
     def term_idf(self, query: str) -> dict[str, float] | None:
         """Each of ``query``'s terms (``analysis.query_terms``) with the inverse document frequency the lexical
         ranking weighs it by, over the whole index whatever the filter; ``None`` where the engine does not give

@@ -350,6 +350,9 @@ class FolderReader(Reader):
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         return self.stores.hydrate(ids, self.conn)
 
+    def documents_of(self, ids: Sequence[int]) -> dict[int, int]:
+        return self.stores.documents_of(ids, self.conn)
+
     def term_idf(self, query: str) -> dict[str, float]:
         return lexical.idf(self.conn, query)
 

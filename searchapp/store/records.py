@@ -303,6 +303,23 @@ class Records(ABC):
         SQLAlchemy's layers)."""
         return conn.execute(self._hydrate_query, {"ids": list(ids)})
 
+    def documents_of(self, ids: Sequence[int], conn: Connection) -> dict[int, int]:
+        """Each passage's document (its id), by passage id (unknown ids are left out): what a ranking grouped by
+        document needs of its passages, without reading their texts (a grouped hybrid query at 1M passages
+        groups some 200; hydrating them all took 2.8 ms, their documents' ids 0.7)."""
+        if not ids:
+            return {}
+        return {int(r[0]): int(r[1]) for r in self._documents_of_rows(conn, ids)}
+
+    def _documents_of_rows(self, conn: Connection, ids: Sequence[int]) -> Iterable[Sequence[Any]]:
+        """``(passage id, document id)`` rows for the passages ``ids`` (a hook, as :meth:`_hydrate_rows`)."""
+        return conn.execute(self._documents_of_query, {"ids": list(ids)})
+
+    @cached_property
+    def _documents_of_query(self) -> Select[Any]:
+        p = self.tables.passages
+        return select(p.c.id, p.c.document_id).where(self._among(p.c.id, "ids"))
+
     @cached_property
     def _hydrate_query(self) -> Select[Any]:
         # Built once: every query hydrates its hits, and building the statement costs more than running it.

@@ -53,6 +53,31 @@ def test_group_by_document_gives_each_document_once_by_its_best_passage(index: I
     assert all(h.other_passages is None for h in passages)
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_a_grouped_search_reads_only_the_shown_passages(index: Index, mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Grouping reads the ranked passages' documents; only the page's passages are hydrated (text and all)."""
+    from searchapp.store.folder import FolderReader
+
+    ranked = {h.passage_id for h in index.search("keys", k=100, mode=mode)}
+    hydrated: list[int] = []
+    grouped_ids: list[int] = []
+    real_hydrate, real_documents = FolderReader.hydrate, FolderReader.documents_of
+
+    def hydrate(self, ids):  # type: ignore[no-untyped-def]
+        hydrated.extend(ids)
+        return real_hydrate(self, ids)
+
+    def documents_of(self, ids):  # type: ignore[no-untyped-def]
+        grouped_ids.extend(ids)
+        return real_documents(self, ids)
+
+    monkeypatch.setattr(FolderReader, "hydrate", hydrate)
+    monkeypatch.setattr(FolderReader, "documents_of", documents_of)
+    hits = index.search("keys", k=2, offset=1, mode=mode, group_by="document")
+    assert sorted(hydrated) == sorted(h.passage_id for h in hits) and len(hits) == 2
+    assert set(grouped_ids) == ranked  # every passage ranked, for its document (the ranking deepens to find 3)
+
+
 def test_unknown_group_by_and_negative_offset_are_refused(index: Index) -> None:
     with pytest.raises(ConfigError, match="group_by"):
         index.search("keys", group_by="folder")

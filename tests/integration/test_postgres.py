@@ -154,6 +154,24 @@ def test_lexical_hits_and_order_are_the_folder_backends(tmp_path: Path, pg_url: 
             assert [h.path for h in pg.search(query, k=10, mode="lexical")] == want, query
 
 
+@pytest.mark.parametrize("mode", ["lexical", "dense"])
+def test_a_grouped_search_is_the_folder_backends(tmp_path: Path, pg_url: str, fake_encoder, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """Grouping reads each ranked passage's document (``documents_of``) on both backends alike."""
+    texts = {"long": "\n\n".join(f"Keys keys keys, item {i}." for i in range(12)),
+             "a": "Signing keys are kept in the vault.", "b": "The keys of the shed hang on the door."}
+    config = IndexConfig.from_flat(max_tokens=16)
+    with Index(tmp_path / "ix", create=True, config=config, encoder=fake_encoder) as folder, \
+            Index(pg_url, create=True, config=config, encoder=fake_encoder) as pg:
+        for ix in (folder, pg):
+            ix.add_texts(list(texts.values()), ids=list(texts))
+        want = [(h.path, h.other_passages is not None and len(h.other_passages))
+                for h in folder.search("keys", k=3, mode=mode, group_by="document")]
+        assert [p for p, _ in want] and want[0][1]  # every document found, the long one with its other passages
+        got = [(h.path, h.other_passages is not None and len(h.other_passages))
+               for h in pg.search("keys", k=3, mode=mode, group_by="document")]
+        assert got == want
+
+
 def test_the_text_configuration_keeps_every_fts5_term_whole(pg_url: str, fake_encoder) -> None:  # type: ignore[no-untyped-def]
     # PostgreSQL's default parser under the BM25 index's configuration reads back exactly the FTS5 terms written:
     # none cut further, stemmed, dropped or merged (words with digits, numbers, accented and non-Latin letters,

@@ -45,6 +45,9 @@ class StubReader(Reader):
         return {i: PassageRecord(i, DOC_OF[i], DOC_OF[i], 0, len(TEXTS[i][0]), TEXTS[i][0], section=TEXTS[i][1])
                 for i in ids}
 
+    def documents_of(self, ids: Sequence[int]) -> dict[int, int]:
+        raise AssertionError("not grouped")
+
     def term_idf(self, query: str) -> dict[str, float] | None:
         return None if self.idf is None else {t: w for t, w in self.idf.items() if t in query.lower()}
 

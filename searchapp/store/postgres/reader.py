@@ -43,6 +43,8 @@ class ReadStores(Protocol):
 
     def hydrate(self, ids: Sequence[int], conn: Connection | None = None) -> dict[int, PassageRecord]: ...
 
+    def documents_of(self, ids: Sequence[int], conn: Connection) -> dict[int, int]: ...
+
 
 class PostgresReader(Reader):
     """A read session: one connection, one transaction (so ``SET LOCAL`` settings last for it)."""
@@ -143,6 +145,9 @@ class PostgresReader(Reader):
 
     def hydrate(self, ids: Sequence[int]) -> dict[int, PassageRecord]:
         return self.stores.hydrate(ids, self.conn)
+
+    def documents_of(self, ids: Sequence[int]) -> dict[int, int]:
+        return self.stores.documents_of(ids, self.conn)
 
 
 def _bm25_run(rows: Any) -> Run:
