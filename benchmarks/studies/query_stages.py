@@ -5,9 +5,10 @@
 INDEX_DIR: a folder index kept by ``benchmarks/query.py --index-dir``; the queries are that benchmark's (4
 mid-frequency words) and the query vectors random, so query embedding is excluded. Each stage is timed alone over
 every query, after one untimed call: the dense search (k0 = 100), FTS5 finding the matches (no scoring), FTS5
-scoring them (``bm25()``, top 100), the hybrid's materialised matches (``store/lexical.Matches``), the fusion,
-hydration of the ten hits and their snippets; then the whole ``Index.search`` per mode. Prints JSON: p50 / p95
-milliseconds per stage, the mean number of matching passages and the machine.
+scoring them (``bm25()``, top 100), the hybrid's materialised matches (``store/lexical.Matches``), the stored
+cosines of the lexical candidates (``VectorStore.scores``), the fusion, hydration of the ten hits and their
+snippets; then the whole ``Index.search`` per mode. Prints JSON: p50 / p95 milliseconds per stage, the mean
+number of matching passages and the machine.
 
 A study, kept for the figure it backs: docs/performance.md, "Where a query's time goes: the stages, and what
 changed".
@@ -70,6 +71,8 @@ def main() -> None:
 
             ms["lexical: materialised (hybrid)"] = timed(materialised, qs)
             cands = {q: reader.gather(q, vecs[q], K0) for q in qs}
+            lexical_ids = {q: list(cands[q].lexical) for q in qs}
+            ms["cosines of the lexical candidates"] = timed(lambda q: store.scores(vecs[q], lexical_ids[q]), qs)
             ms["fusion"] = timed(lambda q: fuse(cands[q], fusion), qs)
             pages = {q: [pid for pid, _ in fuse(cands[q], fusion)[:K]] for q in qs}
             ms["hydration"] = timed(lambda q: reader.hydrate(pages[q]), qs)

@@ -55,3 +55,24 @@ def test_switching_kinds_keeps_every_vector_searchable(tmp_path: Path) -> None:
     assert store.kind == "flat" and store.count == n - 10
     assert sorted(store.ids().tolist()) == sorted(ids[10:].tolist())
     assert [store.search(v, 1)[0][0] for v in data[10:50]] == before[10:]
+
+
+def test_scores_are_each_held_vectors_cosine_and_leave_out_ids_not_held(tmp_path: Path) -> None:
+    d, n = 16, 600
+    data = clustered(n, d, 8, seed=2)
+    ids = np.arange(n, dtype=np.int64) * 2 + 5
+    store = VectorStore(tmp_path / "v.faiss", d)
+    store.add(ids, data)
+    q = data[7]
+    for kind in ("flat", "ivf"):
+        if kind == "ivf":
+            store.to_ivf(auto_nlist(n))
+        assert store.kind == kind
+        asked = [int(ids[3]), int(ids[500]), int(ids[3])]
+        got = store.scores(q, asked)
+        assert list(got) == [int(ids[3]), int(ids[500])]
+        for pid, score in got.items():
+            assert abs(score - float(data[(pid - 5) // 2] @ q)) < 1e-5
+        # an id not held (6 is between the held ones) is left out, the others still scored
+        assert store.scores(q, [6, int(ids[0])]) == {int(ids[0]): store.scores(q, [int(ids[0])])[int(ids[0])]}
+        assert store.scores(q, []) == {}
