@@ -95,21 +95,30 @@ _FOLDED_WORDS = bytes(
 _NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 
 
+# Above this many prefixes one pass cutting every word costs less than a scan per prefix (a query may hold
+# thousands of words: MAX_QUERY_CHARS at the HTTP edge is 10,000 characters).
+MAX_PREFIX_SCANS = 16
+
+
 def word_places(text: str, prefixes: Iterable[str]) -> dict[str, list[int]]:
     """Where the words of ``text`` (as :func:`word_list` cuts them) that are ASCII and begin with one of
-    ``prefixes`` (ASCII, compared without case), and those that are not ASCII, occur: each such word -> the
-    offsets in ``text`` of its occurrences, in order.
+    ``prefixes`` (ASCII letters and digits, compared without case; any other prefix is ignored), and those that
+    are not ASCII, occur: each such word -> the offsets in ``text`` of its occurrences, in order.
 
-    Found without cutting every word: one ``bytes.find`` scan of the text's folded bytes per prefix, for the ASCII
-    words it begins (each just after a space there), and one scan for the runs between ASCII gaps that hold a
-    non-ASCII character, cut by :data:`_TERM`; the few places found are then turned from bytes into characters.
-    Linear in the text. Snippets look for a query's words in every hit of every query, and most words of a hit
-    are no query stem's (``query/snippets.py``)."""
+    Up to :data:`MAX_PREFIX_SCANS` prefixes, found without cutting every word: the text's UTF-8 bytes folded
+    once, one ``bytes.find`` scan of them per prefix (a prefix that begins with another is the other's scan),
+    for the ASCII words it begins (each just after a space there), one scan for the runs between ASCII gaps
+    that hold a non-ASCII character, cut by :data:`_TERM`, then the places turned from bytes into characters.
+    With more prefixes, every word is cut by :data:`_TERM` and kept by a set lookup of its beginnings. Time
+    linear in the text times at most ``MAX_PREFIX_SCANS``, memory linear in the text."""
+    wanted = {p.lower() for p in prefixes if p.isascii() and p.isalnum()}
+    heads = tuple(h for h in wanted if not any(h[:i] in wanted for i in range(1, len(h))))
+    if len(heads) > MAX_PREFIX_SCANS:
+        return _places_of_every_word(text, wanted)
+    # Most words of a query's hits are no query stem's: scanning for the few that may be costs a quarter of
+    # cutting them all (docs/performance.md, "A hit's highlights").
     raw = b" " + text.encode("utf-8", "surrogatepass")  # a space in front: every run follows one
     folded = raw.translate(_FOLDED_WORDS)
-    wanted = {p.lower() for p in prefixes if p and p.isascii()}
-    # A prefix of another prefix finds its words too: scanning for both would find them twice.
-    heads = tuple(h for h in wanted if not any(g != h and h.startswith(g) for g in wanted))
     found: list[tuple[int, str]] = []  # (byte offset in text, an ASCII word or a run with non-ASCII characters)
     for prefix in (b" " + h.encode("ascii") for h in heads):
         at = folded.find(prefix)
@@ -147,6 +156,18 @@ def word_places(text: str, prefixes: Iterable[str]) -> dict[str, list[int]]:
             if not word.isascii() or word.lower().startswith(heads):
                 places.setdefault(word, []).append(char + m.start())
     return places  # in ASCII text a word is found by one prefix's scan only, which finds its places in order
+
+
+def _places_of_every_word(text: str, wanted: set[str]) -> dict[str, list[int]]:
+    """:func:`word_places` by cutting every word, for many prefixes (``wanted``: lower-cased): each word's
+    beginnings of the prefixes' lengths looked up in the set, so the cost does not grow with their number."""
+    sizes = sorted({len(p) for p in wanted})
+    places: dict[str, list[int]] = {}
+    for m in _TERM.finditer(text):
+        word = m.group()
+        if not word.isascii() or any(word[:n].lower() in wanted for n in sizes):
+            places.setdefault(word, []).append(m.start())
+    return places
 
 
 _analysers = threading.local()
@@ -222,8 +243,8 @@ _JOINED = ("SELECT doc, group_concat(term, ' ') FROM (SELECT doc, term FROM text
 
 def _connection() -> Any:
     """This thread's in-memory database of the tokenizer's tables: ``words`` for :func:`stems` and ``texts`` for
-    :func:`fts5_terms`, both contentless: emptied by one command rather than by tokenizing every row again (a
-    query's new words analysed in 4 us each rather than 7)."""
+    :func:`fts5_terms`, both contentless: emptied by one command rather than by tokenizing every row again."""
+    # Contentless, a query's new words are analysed in about 4 us each rather than 7.
     conn = getattr(_analysers, "conn", None)
     if conn is None:
         conn = dbapi().connect(":memory:")  # the index's own library: the same tokenizer build

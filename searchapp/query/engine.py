@@ -64,10 +64,25 @@ class QueryEngine:
                     records = reader.hydrate([pid for pid, _, _ in page])
                 else:
                     ranked, groups = search.grouped(need)
-                    page = groups[offset:need]
-                    records = reader.hydrate([pid for pid, _, _ in page])
+                    page, records = _shown(reader, groups[offset:], need - offset)
                 out[i] = ranked.hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
         return out
+
+
+def _shown(
+    reader: Reader, groups: list[tuple[int, float, list[int]]], k: int
+) -> tuple[list[tuple[int, float, list[int]]], dict[int, PassageRecord]]:
+    """The first ``k`` of ``groups`` whose best passage is still there, hydrated: a concurrent ingest may remove a
+    document between grouping (which read only the passages' documents) and this read; the next group takes its
+    place."""
+    page: list[tuple[int, float, list[int]]] = []
+    records: dict[int, PassageRecord] = {}
+    while groups and len(page) < k:
+        taken, groups = groups[: k - len(page)], groups[k - len(page) :]
+        found = reader.hydrate([pid for pid, _, _ in taken])
+        records.update(found)
+        page += [g for g in taken if g[0] in found]
+    return page, records
 
 
 # How much deeper than the documents asked a grouped search ranks passages at first, and by how much it deepens

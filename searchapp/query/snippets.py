@@ -80,7 +80,7 @@ class QueryTerms:
         words = list(places)
         shared = {w: found & self.stems for w, found in zip(words, stems(words), strict=True)}
         spans = sorted((at, w) for w, found in shared.items() if found for at in places[w])
-        ends = list(itertools.accumulate(len(t) + 1 for t in texts))  # where each passage's separator lies
+        ends = list(itertools.accumulate(len(t) + 1 for t in texts))  # where each next passage begins
         n = 0
         for at, word in spans:
             while at >= ends[n]:

@@ -151,17 +151,17 @@ class VectorStore:
         return sorted(hits, key=lambda x: (-x[1], x[0]))
 
     def scores(self, query: np.ndarray, ids: Iterable[int]) -> dict[int, float]:
-        """Cosine of ``query`` (float32 ``(d,)``) with the stored vectors of ``ids`` (ids not held are left out).
-
-        One batch of vectors and one product (a hybrid query asks for about 100: 0.02 ms, where one call per id
-        took 0.34 at 1M); one id at a time only where an id is not held (FAISS refuses the whole batch)."""
+        """Cosine of ``query`` (float32 ``(d,)``) with the stored vectors of ``ids`` (ids not held are left out):
+        one batch of vectors and one product, or one id at a time where an id is not held."""
         wanted = [int(pid) for pid in ids]
         if not wanted:
             return {}
-        with self.lock:
+        # One batch: a hybrid query asks for about 100 on its critical path, a third of the time of a FAISS call
+        # per id at 1M (docs/performance.md, "The lexical candidates' cosines"); on one thread, as a search.
+        with self.lock, _one_thread():
             try:
                 vecs = self.index.reconstruct_batch(np.asarray(wanted, dtype=np.int64))  # float32 (n, d)
-            except RuntimeError:  # an id not in the map
+            except RuntimeError:  # an id not in the map: FAISS refuses the whole batch
                 return self._scores_each(query, wanted)
         return dict(zip(wanted, (vecs @ query).tolist(), strict=True))
 

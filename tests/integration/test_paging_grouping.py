@@ -78,6 +78,26 @@ def test_a_grouped_search_reads_only_the_shown_passages(index: Index, mode: str,
     assert set(grouped_ids) == ranked  # every passage ranked, for its document (the ranking deepens to find 3)
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_a_grouped_page_removed_while_shown_is_filled_from_the_next_documents(  # type: ignore[no-untyped-def]
+        index: Index, mode: str, monkeypatch) -> None:
+    """A document removed by a concurrent ingest between grouping and hydrating the page gives its place to the
+    next document: the page still holds k documents."""
+    from searchapp.store.folder import FolderReader
+
+    full = index.search("keys", k=3, mode=mode, group_by="document")
+    gone = full[0].passage_id
+    real_hydrate = FolderReader.hydrate
+
+    def hydrate(self, ids):  # type: ignore[no-untyped-def]
+        return {pid: rec for pid, rec in real_hydrate(self, ids).items() if pid != gone}
+
+    monkeypatch.setattr(FolderReader, "hydrate", hydrate)
+    page = index.search("keys", k=2, mode=mode, group_by="document")
+    assert [h.path for h in page] == [h.path for h in full[1:]]
+    assert [h.rank for h in page] == [1, 2]
+
+
 def test_unknown_group_by_and_negative_offset_are_refused(index: Index) -> None:
     with pytest.raises(ConfigError, match="group_by"):
         index.search("keys", group_by="folder")

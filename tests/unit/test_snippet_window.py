@@ -243,3 +243,33 @@ def test_finding_the_query_words_is_linear_in_the_passages(name: str, monkeypatc
     monkeypatch.setattr(snippets.QueryTerms, "_candidates", lambda self, text: _places_by_pattern(text, bool))
     assert found == QueryTerms("aé ab").find_many(texts)
     assert found[1]  # the query's words are found at all
+
+
+def test_word_places_with_many_prefixes_cut_every_word_at_a_cost_that_does_not_grow_with_them() -> None:
+    """A query of thousands of words (the HTTP edge takes 10,000 characters) gives thousands of beginnings: past
+    MAX_PREFIX_SCANS the words are cut once and looked up, not scanned for once per beginning."""
+    import itertools
+
+    from searchapp.analysis import MAX_PREFIX_SCANS, word_places
+    from tests.unit.test_markup_linear import cpu_seconds
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    prefixes = ["".join(t) for t in itertools.islice(itertools.product(letters, repeat=3), 2500)]
+    assert len(prefixes) > MAX_PREFIX_SCANS
+    text = " ".join(f"{p}ing Zé {p.upper()}s" for p in prefixes[::7]) + " abc—xyz"
+    expected = _places_by_pattern(text, lambda w: not w.isascii() or w[:3].lower() in set(prefixes))
+    assert word_places(text, prefixes) == expected
+    assert word_places(text, prefixes + ["a"]) == _places_by_pattern(
+        text, lambda w: not w.isascii() or w[:3].lower() in set(prefixes) or w[:1].lower() == "a")
+    big = (text + " ") * (1_000_000 // len(text))
+    # 0.17 s here; a scan per beginning took 2.1 s, and comparing every beginning with every other most of a second.
+    with cpu_seconds(0.001 * len(big) / 1000):
+        word_places(big, prefixes)
+
+
+def test_a_prefix_other_than_letters_and_digits_is_ignored() -> None:
+    from searchapp.analysis import word_places
+
+    assert word_places("a b", ["a b"]) == {}
+    assert word_places("x  a", [" a", ""]) == {}
+    assert word_places("x  a é", ["a", "-"]) == {"a": [3], "é": [5]}
