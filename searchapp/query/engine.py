@@ -130,10 +130,12 @@ class _Search:
         other ranked passages, ranking deeper while documents are missing. Only the passages' documents are read
         (``Reader.documents_of``): the caller hydrates the page it shows."""
         depth = need * GROUP_DEPTH
+        known: dict[int, int] = {}  # passage -> document, read once across deepenings
         while True:
             ranked = self.rank(depth)
+            known.update(self.reader.documents_of([pid for pid, _ in ranked.run if pid not in known]))
             # A passage with no document was removed by a concurrent ingest after ranking: left out (None).
-            document_of = self.reader.documents_of([pid for pid, _ in ranked.run]).get
+            document_of = known.get
             if self.mode == "hybrid":
                 docs = hybrid_documents(ranked.run, document_of, self.settings, ranked.dense, ranked.lexical)
             else:

@@ -93,8 +93,6 @@ def memory_statistics_off() -> bool:
             return False
 
 
-
-
 def make_engine(db_path: Path, read_only: bool = False) -> Engine:
     """A SQLite engine in WAL mode with foreign keys on and a generous busy timeout.
 
