@@ -44,6 +44,7 @@ import numpy as np
 from _common import DATA, command, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
+from searchapp.encode.encoder import TorchEncoder
 from searchapp.encode.openvino_encoder import ENV_SWITCH as OPENVINO_SWITCH
 
 # What a ``--precision P:BACKEND`` sets the OpenVINO switch to for that row's ingest.
@@ -143,7 +144,7 @@ def warm(encoder: object, batch: int) -> None:
     encoder.encode(["warm up " * 400] * batch, truncate=True)  # type: ignore[attr-defined]
 
 
-def raw_forward(encoder: Encoder, groups: list[list[str]], batch: int) -> float:
+def raw_forward(encoder: TorchEncoder, groups: list[list[str]], batch: int) -> float:
     """Seconds of the forward pass alone over ``groups`` (each as one encode call of the ingest), each sorted by
     length and cut into batches as the encoder does (on a GPU, until its work is done)."""
     import torch
@@ -235,7 +236,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus"
         write_corpus(corpus, args.docs)
-        fp32 = Encoder(precision="fp32", batch_size=args.batch, device=args.device)  # the raw forward pass's
+        fp32 = TorchEncoder(precision="fp32", batch_size=args.batch, device=args.device)  # the raw forward pass's
         warm(fp32, args.batch)
         for run, (precision, backend) in ((r, s) for r in range(args.runs) for s in specs):
             label = f"{precision}:{backend}" if backend else precision

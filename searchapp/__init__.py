@@ -9,7 +9,7 @@ Public API::
 from __future__ import annotations
 
 from searchapp.config import IndexConfig
-from searchapp.encode.encoder import Encoder
+from searchapp.encode.embedder import Encoder
 from searchapp.errors import (
     ConfigError,
     DeviceError,

@@ -104,9 +104,9 @@ def small_index(tmp_path: Path, fake_encoder: FakeEncoder):  # type: ignore[no-u
 @pytest.fixture(scope="session")
 def real_encoder():  # type: ignore[no-untyped-def]
     """The bundled all-MiniLM-L6-v2 with mean pooling, loaded once per test session."""
-    from searchapp import Encoder
+    from searchapp.encode.encoder import TorchEncoder
 
-    enc = Encoder()
+    enc = TorchEncoder()
     enc.encode(["warm up"])
     return enc
 

@@ -54,12 +54,12 @@ def cold(index: Path, runs: int) -> dict[str, dict[str, float]]:
 
 
 def warm(calls: int = 200) -> dict[str, float]:
-    from searchapp.encode.encoder import Encoder
+    from searchapp.encode.encoder import TorchEncoder
     from searchapp.encode.onnx_encoder import OnnxEncoder
 
     encoders = {"onnx": OnnxEncoder("all-MiniLM-L6-v2", threads=2),
-                "torch fp32": Encoder(precision="fp32", threads=2),
-                "torch auto": Encoder(precision="auto", threads=2)}
+                "torch fp32": TorchEncoder(precision="fp32", threads=2),
+                "torch auto": TorchEncoder(precision="auto", threads=2)}
     out = {}
     for name, enc in encoders.items():
         ms = call_ms(lambda q, enc=enc: enc.encode([q], truncate=True), [QUESTION] * calls, warmup=10)

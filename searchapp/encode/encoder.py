@@ -1,4 +1,6 @@
-"""``Encoder``: texts -> unit-length float32 vectors, from a model and a pooling strategy.
+"""``TorchEncoder``: texts -> unit-length float32 vectors through torch's forward pass, from a model and a pooling
+strategy (one backend of encode/spec.py; the library's ``searchapp.Encoder``, encode/embedder.py, chooses among
+them); ``LazyEncoder``, an encoder made on first use.
 
 Importing this module does not import torch; the model loads on first use.
 """
@@ -85,11 +87,12 @@ def _shared_model(name: str, threads: int | None, precision: str, device: str = 
         return _MODELS[key]
 
 
-class Encoder:
-    """Embeds texts with a transformer's layers and a named pooling strategy.
+class TorchEncoder:
+    """Embeds texts with a transformer's layers and a named pooling strategy, through torch.
 
     ``precision`` is ``fp32``, ``bf16`` (autocast), ``fp16`` (a GPU's only) or ``auto`` (bf16 where the CPU has bf16
-    instructions, bf16 or fp16 on a GPU; see ``encode/precision.py``); pooling is always float32. ``device`` is
+    instructions, bf16 or fp16 on a GPU, else fp32: int8 is the quantised ONNX graph's, and ``int8`` is refused
+    here; see ``encode/precision.py``); pooling is always float32. ``device`` is
     ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (encode/device.py; ``auto``: a GPU where one is usable). On a GPU the
     batches hold at least ``CUDA_BATCH`` passages, and the next batch is tokenized while the GPU runs one.
 
@@ -117,6 +120,9 @@ class Encoder:
         self.batch_size = batch_size
         self.threads = threads
         self.precision = check_precision(precision)
+        if precision == "int8":
+            raise ConfigError("precision int8 is the model's quantised ONNX graph, not torch's: use "
+                              "searchapp.Encoder(precision='int8')")
         self.device = check_device(device)
         self._model: TransformerModel | None = None
         self._dimension: int | None = None
@@ -235,5 +241,5 @@ class LazyEncoder:
         return self.loaded.dimension
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
-        """:meth:`Encoder.encode` of the encoder, made now if need be: float32 ``(n, d)`` unit vectors."""
+        """:meth:`TorchEncoder.encode` of the encoder, made now if need be: float32 ``(n, d)`` unit vectors."""
         return self.loaded.encode(texts, truncate=truncate)

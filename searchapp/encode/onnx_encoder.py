@@ -101,7 +101,8 @@ def export(model: str) -> Path:
 
 
 # The int8 graph: ONNX Runtime's dynamic quantisation of the fused fp32 graph (weights int8 per output channel,
-# activations quantised per batch at run time), the embeddings, layer norms, softmax and pooling left in fp32.
+# activations quantised at run time with one scale per run of the graph, so each text is run on its own:
+# ``GraphEncoder.texts_per_run``), the embeddings, layer norms, softmax and pooling left in fp32.
 # Which operators, per-channel scales and 7-bit weights were chosen by measurement on a CPU without VNNI, where
 # full-range u8 x s8 products saturate (docs/performance.md, "Int8 on CPUs without bf16").
 INT8_OPS = ("MatMul", "Attention")
@@ -176,9 +177,13 @@ def _pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
 
 class GraphEncoder:
     """Embeds texts with a compiled graph of the model's last layer (a runtime's, :meth:`_states`): float32 unit
-    vectors, like ``Encoder`` with the same pooling; tokenisation, length-sorted batches and pooling here."""
+    vectors, like ``TorchEncoder`` with the same pooling; tokenisation, length-sorted batches and pooling here."""
 
     precision = "fp32"
+    # Texts in one run of the graph at most (``None``: ``batch_size``). A graph whose numbers depend on the other
+    # rows of its run (dynamic quantisation: one activation scale per run) runs each text alone, so that a text's
+    # vector is the same whatever it is embedded beside and however it is padded.
+    texts_per_run: int | None = None
 
     def __init__(self, model: str, pooling: str, batch_size: int, dimension: int) -> None:
         if pooling not in ONNX_POOLINGS:
@@ -213,7 +218,7 @@ class GraphEncoder:
 
     def encode(self, texts: list[str], truncate: bool = False) -> np.ndarray:
         """Vectors for ``texts``: float32 ``(n, d)``, unit rows. Over-long texts are cut with ``truncate``, else
-        refused like ``Encoder.encode``."""
+        refused like ``TorchEncoder.encode``."""
         from searchapp.errors import ConfigError
 
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -225,8 +230,9 @@ class GraphEncoder:
         if longest > self.max_length and not truncate:
             raise ConfigError(f"text of {longest} tokens exceeds the model limit of {self.max_length}; split it first")
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        for i in range(0, len(texts), self.batch_size):
-            idx = order[i : i + self.batch_size]
+        step = self.texts_per_run or self.batch_size
+        for i in range(0, len(texts), step):
+            idx = order[i : i + step]
             # Cut as the torch path cuts (``Encoding.truncate``: the first max_length pieces).
             rows = [encodings[j].ids[: self.max_length] for j in idx]
             width = max(len(r) for r in rows)
@@ -258,6 +264,11 @@ class OnnxEncoder(GraphEncoder):
         import onnxruntime as ort
 
         self.precision = precision
+        if precision == "int8":
+            # One activation scale per run: alone, a text's vector depends on its own words only, not on its batch.
+            # No slower than batches: the products run over a text's tokens either way, and nothing is padded
+            # (docs/performance.md, "Int8 on CPUs without bf16").
+            self.texts_per_run = 1
         opts = ort.SessionOptions()
         if threads:
             opts.intra_op_num_threads = threads

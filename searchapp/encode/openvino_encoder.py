@@ -93,7 +93,7 @@ def convert(model: str) -> Path:
 
 class OpenVinoEncoder(GraphEncoder):
     """Embeds texts with the model compiled by OpenVINO for this CPU under its bf16 inference hint: float32 unit
-    vectors (the states come back in float32), like ``Encoder`` in bf16."""
+    vectors (the states come back in float32), like ``TorchEncoder`` in bf16."""
 
     precision = "bf16"
 

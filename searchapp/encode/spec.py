@@ -16,7 +16,7 @@ on, so a spec always gets an encoder (an int8 one through ONNX Runtime, a core d
   encode/precision.py), the model compiled under OpenVINO's bf16 hint: 3x torch fp32's forward pass here, dense
   nDCG@10 within 0.005 of fp32 on every visible split (docs/performance.md). On wherever the package is
   installed; ``SEARCHAPP_OPENVINO=0`` switches it off (``openvino_encoder.DEFAULT``).
-- ``torch``: ``Encoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
+- ``torch``: ``TorchEncoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 
 The device is the spec's too: ``auto`` (a GPU where one is usable, else the CPU), ``cpu``, ``cuda``, ``cuda:N``
 (encode/device.py). The ONNX graph runs on the CPU, so on a GPU the passages go through torch; a question is
@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 from searchapp.encode import onnx_encoder, openvino_encoder
 from searchapp.encode.catalog import DEFAULT_MODEL
 from searchapp.encode.device import check_device, device_class, resolve_device
-from searchapp.encode.encoder import Encoder, LazyEncoder
+from searchapp.encode.encoder import LazyEncoder, TorchEncoder
 from searchapp.encode.precision import PRECISIONS, check_precision, native_bf16, resolve
 from searchapp.errors import ConfigError, ModelLoadError
 from searchapp.types import EncoderLike
@@ -250,7 +250,7 @@ class OpenVinoBackend:
 
 
 class TorchBackend:
-    """``Encoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
+    """``TorchEncoder``: torch's forward pass, any pooling and precision (the model loads on first use)."""
 
     name = "torch"
     family = "torch"
@@ -263,12 +263,12 @@ class TorchBackend:
         return spec.embeds_in != "int8"
 
     def make(self, spec: EncoderSpec) -> EncoderLike | None:
-        return Encoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
+        return TorchEncoder(model=spec.model, pooling=spec.pooling, pooling_params=spec.pooling_params,
                        batch_size=spec.batch_size, threads=spec.threads, precision=spec.precision,
                        device=spec.device)
 
     def made(self, encoder: object) -> bool:
-        return isinstance(encoder, Encoder)
+        return isinstance(encoder, TorchEncoder)
 
     def prepare(self, spec: EncoderSpec) -> None:
         pass
@@ -281,7 +281,10 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (OnnxInt8Backend(), OnnxBacke
 
 def backend_of(encoder: object) -> str | None:
     """The name of the backend that made ``encoder`` (``None`` for one none of them made, such as a test's
-    fake)."""
+    fake); ``searchapp.Encoder`` says which it built."""
+    named = getattr(encoder, "backend", None)
+    if isinstance(named, str) and named in BACKENDS:
+        return named
     return next((b.name for b in BACKENDS.values() if b.made(encoder)), None)
 
 

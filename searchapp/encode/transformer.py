@@ -74,7 +74,10 @@ class TransformerModel:
         self.model.eval()
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
-        self.precision = resolve_precision(precision, device)
+        # int8 is the quantised ONNX graph's alone (``TorchEncoder`` refuses it); where ``auto`` means int8 on this
+        # CPU and torch embeds all the same (a pooling the graph cannot run), torch runs in fp32.
+        resolved = resolve_precision(precision, device)
+        self.precision = "fp32" if resolved == "int8" else resolved
         if self.cuda:
             self.model.to(self.device)
         elif self.precision == "bf16":

@@ -1,4 +1,4 @@
-"""``POST /v1/embeddings``: OpenAI's embeddings API over an :class:`~searchapp.encode.encoder.Encoder`."""
+"""``POST /v1/embeddings``: OpenAI's embeddings API over the index's encoder, the one its passages are embedded with."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from searchapp.server.schemas import (
 )
 
 if TYPE_CHECKING:
-    from searchapp.encode.encoder import Encoder
+    from searchapp.types import EncoderLike
 
 
 def _inputs(body: EmbeddingsRequest) -> list[str]:
@@ -35,7 +35,7 @@ def _inputs(body: EmbeddingsRequest) -> list[str]:
     return texts  # type: ignore[return-value]
 
 
-def create(encoder: Encoder, body: EmbeddingsRequest, model_id: str, max_tokens: int) -> EmbeddingsResponse:
+def create(encoder: EncoderLike, body: EmbeddingsRequest, model_id: str, max_tokens: int) -> EmbeddingsResponse:
     """Embed the request's texts. A text over ``max_tokens`` (the index's passage budget, special tokens included)
     is an error, as at OpenAI, not truncated."""
     texts = _inputs(body)

@@ -65,10 +65,10 @@ from searchapp.ingest import pipeline
 pipeline.FLUSH_PASSAGES = int(os.environ["CRASH_TEST_FLUSH"])
 pipeline.SAVE_EVERY_S = 2.0
 
-from searchapp.encode.encoder import Encoder
+from searchapp.encode.encoder import TorchEncoder
 from searchapp.store.sqlite import Database
 
-encode, write = Encoder.encode, Database.write_rows
+encode, write = TorchEncoder.encode, Database.write_rows
 
 
 def logged_encode(self, texts, truncate=False):
@@ -83,7 +83,7 @@ def logged_write(self, remove, add):
     return out
 
 
-Encoder.encode, Database.write_rows = logged_encode, logged_write
+TorchEncoder.encode, Database.write_rows = logged_encode, logged_write
 log("start")
 sys.argv = ["searchapp", *args]
 from searchapp.cli import main

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from searchapp import Encoder, Index  # noqa: E402
+from searchapp import Index  # noqa: E402
 from searchapp.cli import app  # noqa: E402
+from searchapp.encode.encoder import TorchEncoder  # noqa: E402
 from searchapp.encode.onnx_encoder import OnnxEncoder, graph_path, query_encoder  # noqa: E402
 from tests.model_cache import filled_cache  # noqa: E402
 
@@ -48,7 +49,7 @@ def onnx_on(onnx_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("pooling", ["mean", "cls", "max"])
 def test_onnx_vectors_equal_the_torch_path(onnx_on: Path, pooling: str) -> None:
     fast = OnnxEncoder("all-MiniLM-L6-v2", pooling)
-    ref = Encoder(pooling=pooling, precision="fp32").encode(TEXTS, truncate=True)
+    ref = TorchEncoder(pooling=pooling, precision="fp32").encode(TEXTS, truncate=True)
     got = fast.encode(TEXTS, truncate=True)
     assert got.dtype == np.float32 and got.shape == ref.shape == (len(TEXTS), 384)
     cos = (got * ref).sum(axis=1)
@@ -160,11 +161,11 @@ def test_an_fp32_ingest_embeds_through_onnx_without_torch_and_as_torch_would(onn
     fast = ingest("fast", "fp32")
     slow = ingest("slow", "fp32", SEARCHAPP_ONNX="0")
     assert fast["encoder"] == "OnnxEncoder" and fast["torch"] is False
-    assert slow["encoder"] == "Encoder" and slow["torch"] is True
+    assert slow["encoder"] == "TorchEncoder" and slow["torch"] is True
     got, ref = np.array(fast["vectors"]), np.array(slow["vectors"])
     assert got.shape == ref.shape and got.shape[0] >= 4
     assert (got * ref).sum(axis=1).min() >= 0.9999
-    assert ingest("bf16", "bf16")["encoder"] == "Encoder"
+    assert ingest("bf16", "bf16")["encoder"] == "TorchEncoder"
 
 
 def test_an_int8_index_embeds_passages_and_questions_through_the_quantised_graph(onnx_on: Path,
@@ -197,7 +198,8 @@ def test_an_int8_index_embeds_passages_and_questions_through_the_quantised_graph
 
 
 @pytest.mark.parametrize(("precision", "switch", "backend"),
-                         [("fp32", "1", "onnx"), ("bf16", "1", "torch"), ("fp32", "0", "torch")])
+                         [("fp32", "1", "onnx"), ("bf16", "1", "torch"), ("fp32", "0", "torch"),
+                          ("int8", "1", "onnx-int8")])
 def test_ray_actors_build_the_encoder_of_a_local_ingest(onnx_on: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         precision: str, switch: str, backend: str) -> None:
     """The spec a Ray ingest hands its actors builds the encoder a local ingest of the index uses (the ONNX graph
@@ -241,4 +243,6 @@ def test_ray_actors_build_the_encoder_of_a_local_ingest(onnx_on: Path, tmp_path:
         assert backend_of(seen["encoder"]) == backend_of(ix.encoder) == backend
     assert seen["spec"].precision == precision  # type: ignore[attr-defined]
     assert remote.shape == local.shape and remote.shape[0] >= 4
-    assert (remote * local).sum(axis=1).min() >= (0.99999 if precision == "fp32" else 0.999)
+    # The actors embed other batches than the local ingest: the same vectors all the same, to float rounding (torch's
+    # bf16 autocast rounds a padded text otherwise: tests/integration/test_one_vector_per_text.py).
+    assert (remote * local).sum(axis=1).min() >= (0.9999 if backend == "torch" and precision == "bf16" else 0.99999)

@@ -12,8 +12,9 @@ import pytest
 
 pytest.importorskip("openvino")
 
-from searchapp import Encoder, Index  # noqa: E402
+from searchapp import Index  # noqa: E402
 from searchapp.encode import precision  # noqa: E402
+from searchapp.encode.encoder import TorchEncoder  # noqa: E402
 from searchapp.encode.spec import EncoderSpec, backend_of  # noqa: E402
 from tests.model_cache import filled_cache  # noqa: E402
 
@@ -57,7 +58,7 @@ def test_openvino_vectors_agree_with_torch_fp32(openvino_on: Path, pooling: str)
     encoder = EncoderSpec(pooling=pooling, precision="auto").build("ingest")
     assert backend_of(encoder) == "openvino" and encoder.precision == "bf16"
     fast = encoder.encode(TEXTS)
-    ref = Encoder(pooling=pooling, precision="fp32").encode(TEXTS)
+    ref = TorchEncoder(pooling=pooling, precision="fp32").encode(TEXTS)
     assert fast.dtype == np.float32 and fast.shape == ref.shape
     np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
     assert float((fast * ref).sum(axis=1).min()) >= 0.999
@@ -83,7 +84,7 @@ def test_an_auto_index_ingests_through_openvino_and_records_bf16(openvino_on: Pa
         stats = ix.stats().to_dict()
         hits = ix.search("signing keys", k=1, mode="dense")
         stored = ix.encoder.encode(TEXTS)
-    ref = Encoder(precision="fp32").encode(TEXTS)
+    ref = TorchEncoder(precision="fp32").encode(TEXTS)
     assert float((stored * ref).sum(axis=1).min()) >= 0.999
     assert (stats["vectors_precision"], stats["vectors_device"], stats["vectors_encoder"]) == ("bf16", "cpu",
                                                                                            "openvino")

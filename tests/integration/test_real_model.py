@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from searchapp import Encoder, Index, IndexConfig
+from searchapp.encode.encoder import TorchEncoder
 from searchapp.encode.tokenizer import load_tokenizer
 from searchapp.ingest.formats.load import load_document
 
@@ -129,7 +130,7 @@ def test_a_last_layer_pooling_runs_the_forward_pass_for_the_last_layer_alone(poo
     from searchapp.encode.pooling import get_pooling
 
     texts = ["Rotate the signing keys every ninety days.", "Tomatoes need water.", "x " * 40]
-    enc = Encoder(pooling=pooling, precision="fp32")
+    enc = TorchEncoder(pooling=pooling, precision="fp32")
     model = enc._load()
     seen: list[int] = []
     forward = model.forward

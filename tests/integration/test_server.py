@@ -209,9 +209,9 @@ class SlowModel:
 
 
 def slow_index(tmp_path: Path, seconds: float) -> tuple[Index, SlowModel]:
-    from searchapp import Encoder
+    from searchapp.encode.encoder import TorchEncoder
 
-    encoder, model = Encoder(batch_size=8), SlowModel(seconds)
+    encoder, model = TorchEncoder(batch_size=8), SlowModel(seconds)
     encoder._model = model  # type: ignore[assignment]
     return Index(tmp_path / "slow", create=True, encoder=encoder), model
 

@@ -1,13 +1,13 @@
 """``EncoderSpec`` chooses the backend: ONNX for fp32 passages and for every query where it serves the pooling,
 torch otherwise; a pinned spec carries the driver's precision and backends to workers. No model is loaded: the
-ONNX backend's encoder is a stand-in, and torch's ``Encoder`` loads its model only on first use."""
+ONNX backend's encoder is a stand-in, and torch's ``TorchEncoder`` loads its model only on first use."""
 
 from __future__ import annotations
 
 import pytest
 
 from searchapp.encode import onnx_encoder
-from searchapp.encode.encoder import Encoder, LazyEncoder
+from searchapp.encode.encoder import LazyEncoder, TorchEncoder
 from searchapp.encode.spec import BACKENDS, EncoderSpec, backend_of
 from searchapp.errors import ConfigError
 
@@ -51,12 +51,12 @@ def test_torch_everywhere_when_onnx_cannot_serve(graph: list[str], monkeypatch: 
     for spec in (EncoderSpec(precision=precision, pooling="sep"),
                  EncoderSpec(precision=precision, pooling="layers", pooling_params={"layers": [-1]})):
         ingest = spec.build()
-        assert isinstance(ingest, Encoder) and spec.query_encoder(ingest) is ingest
+        assert isinstance(ingest, TorchEncoder) and spec.query_encoder(ingest) is ingest
     assert graph == []
     monkeypatch.setattr(onnx_encoder, "load", lambda *a, **k: None)  # no graph, and the export failed
     spec = EncoderSpec(precision=precision)
     ingest = spec.build()
-    assert isinstance(ingest, Encoder) and spec.query_encoder(ingest) is ingest
+    assert isinstance(ingest, TorchEncoder) and spec.query_encoder(ingest) is ingest
 
 
 def test_a_pinned_spec_carries_the_drivers_decisions(graph: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,7 +66,7 @@ def test_a_pinned_spec_carries_the_drivers_decisions(graph: list[str], monkeypat
     assert pinned.backends == tuple(b for b in BACKENDS if b != "openvino")  # switched off in tests (conftest)
     monkeypatch.setenv("SEARCHAPP_ONNX", "0")
     assert EncoderSpec(precision="fp32").pinned().backends == ("torch",)
-    assert isinstance(EncoderSpec(precision="fp32").build(), Encoder)
+    assert isinstance(EncoderSpec(precision="fp32").build(), TorchEncoder)
     # A worker whose own environment differs still embeds as the driver decided.
     assert backend_of(EncoderSpec(precision="fp32", backends=("onnx", "torch")).build()) == "onnx"
 
@@ -99,10 +99,10 @@ def test_auto_is_int8_on_an_avx2_cpu_without_bf16_where_the_graph_can_run(
         # A pooling the graph cannot run, or ONNX switched off: fp32 through torch, never a refusal.
         for spec in (EncoderSpec(precision="auto", pooling="sbert-wk"),
                      EncoderSpec(precision="auto", pooling="layers", pooling_params={"layers": [-1]})):
-            assert spec.embeds_in == "fp32" and isinstance(spec.build(), Encoder)
+            assert spec.embeds_in == "fp32" and isinstance(spec.build(), TorchEncoder)
         monkeypatch.setenv("SEARCHAPP_ONNX", "0")
         assert EncoderSpec(precision="auto").embeds_in == "fp32"
-        assert isinstance(EncoderSpec(precision="auto").build(), Encoder)
+        assert isinstance(EncoderSpec(precision="auto").build(), TorchEncoder)
     finally:
         precision.native_bf16.cache_clear()
 

@@ -13,7 +13,7 @@ import pytest
 
 from searchapp.config import IndexConfig
 from searchapp.encode import onnx_encoder, openvino_encoder, precision
-from searchapp.encode.encoder import Encoder
+from searchapp.encode.encoder import TorchEncoder
 from searchapp.encode.spec import EncoderSpec, backend_of
 from searchapp.evaluate.runner import index_path
 
@@ -72,7 +72,7 @@ def test_without_the_package_or_with_the_opt_out_torch_embeds(machine: dict[str,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     machine["installed"] = False
     built = EncoderSpec(precision="auto").build("ingest")
-    assert isinstance(built, Encoder) and built.precision == "auto"  # torch, resolving auto to bf16 itself
+    assert isinstance(built, TorchEncoder) and built.precision == "auto"  # torch, resolving auto to bf16 itself
     assert EncoderSpec(precision="auto").embeds_in == "bf16"
     machine["installed"] = True
     monkeypatch.setenv(openvino_encoder.ENV_SWITCH, "0")
