@@ -44,7 +44,10 @@ import numpy as np
 from _common import DATA, command, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
-from searchapp.encode.encoder import TorchEncoder
+try:
+    from searchapp.encode.encoder import TorchEncoder
+except ImportError:  # a checkout from before the name (SEARCHAPP_BENCH_CHECKOUT): torch's encoder was Encoder
+    from searchapp.encode.encoder import Encoder as TorchEncoder  # type: ignore[attr-defined,no-redef]
 from searchapp.encode.openvino_encoder import ENV_SWITCH as OPENVINO_SWITCH
 
 # What a ``--precision P:BACKEND`` sets the OpenVINO switch to for that row's ingest.
