@@ -131,11 +131,13 @@ def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: st
 def collect(data: Labelled, stores: Stores, queries: EncoderLike, fusion: Fusion, k0: int) -> Prepared:
     """Every judged query's runs against the corpus in ``stores`` (already indexed): both single runs,
     ``PASSAGE_DEPTH`` deep, and the hybrid candidates, ``k0`` per side. ``queries`` embeds the questions: the
-    index's query encoder, as a server's questions are embedded."""
+    index's query encoder, each question alone, as a server's questions are embedded."""
     doc_of = stores.passage_documents()
     qids = [q for q in data.queries if q in data.qrels]
     texts = [data.queries[q] for q in qids]
-    vecs = queries.encode(texts, truncate=True)
+    # Each question alone, as a search request embeds its one question: a batch pads its texts to the longest,
+    # and an fp32 vector then moves in its last bits, enough to reorder a near tie (docs/evaluation.md).
+    vecs = [queries.encode([text], truncate=True)[0] for text in texts]
     runs: dict[str, QueryRuns] = {}
     with stores.reader() as reader:
         for q, text, vec in zip(qids, texts, vecs, strict=True):

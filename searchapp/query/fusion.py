@@ -80,7 +80,7 @@ class Fusion:
     alpha: float = _setting(0.5, "Convex fusion: weight of the dense side", ge=0, le=1)
     rrf_k: int = _setting(60, "RRF constant", ge=0)
     k0: int = _setting(100, "Hybrid candidates taken from each side", ge=1, per_request=MAX_K)
-    alpha_question: float = _setting(0.8, "Adaptive fusion: dense weight for questions", ge=0, le=1)
+    alpha_question: float = _setting(0.85, "Adaptive fusion: dense weight for questions", ge=0, le=1)
     alpha_statement: float = _setting(0.5, "Adaptive fusion: dense weight for other queries", ge=0, le=1)
     lexical_spread: float = _setting(
         1.0, "Adaptive fusion: below this spread of BM25 among the dense top 10 (in standard deviations of BM25 "

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 # Where each maintained script is run (this file's tests, or the one named).
 RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
-          "pg_recall.py": "here", "gpu_check.sh": "here",
+          "pg_recall.py": "here", "gpu_check.sh": "here", "defaults.py": "here",
           "peers.py": "tests/integration/test_peers.py"}
 # Private names the maintained scripts still reach for, each until the class it belongs to has a public way.
 PRIVATE_USES: set[tuple[str, str]] = set()
@@ -194,6 +194,32 @@ def test_ann_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     out = run(monkeypatch, capsys, "ann_recall.py", "--sets", "scifact:train", "--scale", "400")
     assert out["vectors"] == 400 and out["queries"] == 6
     assert all(0 <= r["recall@10"] <= 1 for r in out["rows"]) and sum(r["default"] for r in out["rows"]) == 1
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], eval_cache: Path) -> None:
+    """Leave-one-collection-out over a split and a folder of documents with known-item questions."""
+    folder = eval_cache / "notes" / "docs"
+    folder.mkdir(parents=True)
+    pages = {"keys.md": "# Keys\n\nSigning keys rotate quarterly through the key management service.\n",
+             "backups.md": "# Backups\n\nBackups of the database are kept in cold storage for ninety days.\n",
+             "restore.md": "# Restore\n\nA backup is restored once a month to check that it still opens.\n"}
+    for name, text in pages.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (eval_cache / "notes" / "questions.tsv").write_text(
+        "how often do signing keys rotate?\tkeys.md\nhow long are backups kept?\tbackups.md\n"
+        "when is a backup restored?\trestore.md\n", encoding="utf-8")
+    out = run(monkeypatch, capsys, "defaults.py", "--sets", "scifact:train", "--folders", "notes",
+              "--precision", "fp32", "--question", "0.8,0.9", "--statement", "0.5", "--spread", "1")
+    assert out["candidates"] == 2 and out["chosen_on_all"]["alpha_question"] in (0.8, 0.9)
+    assert set(out["collections"]) == set(out["loco"]) == {"scifact train", "notes"}
+    notes = out["collections"]["notes"]
+    assert notes["queries"] == 3 and set(notes["first"]) == {"lexical", "dense", "default", "chosen"}
+    assert all(0 <= v <= 3 for v in notes["first"].values())
+    for r in out["loco"].values():
+        low, high = r["margin"]["ci95"]
+        assert low <= r["margin"]["mean"] <= high and 0 <= r["value"] <= 1
+    assert out["below"] == [n for n, r in out["loco"].items() if r["margin"]["ci95"][1] < 0]
+    assert out["ships"] == (not out["below"])
 
 
 def test_pg_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], eval_cache: Path,

@@ -173,3 +173,42 @@ def test_query_file_ranks_every_question_as_it_is_ranked_alone(graphs_on: Path, 
             assert one.exit_code == 0, one.output
             alone.append(hits(json.loads(one.stdout)))
         assert [hits(json.loads(line)) for line in batched.stdout.splitlines()] == alone
+
+
+SAMPLE_QUESTIONS = {  # a question about data/sample -> the file that answers it
+    "how are passages split?": "architecture.md",
+    "what does searchapp status show": "README.txt",
+    "Which command lists the options of a query?": "cli.pdf",
+    "what is a passage": "glossary.docx",
+    "why does the first query take longer than the next ones, and how can a server load the model before the "
+    "first request arrives?": "faq.html",
+}
+
+
+@pytest.mark.parametrize(("precision", "onnx"), [("fp32", "0"), ("fp32", "1"),
+                                                 *([("int8", "1")] if INT8_FLAGS & cpu_flags() else [])])
+def test_eval_ranks_every_question_as_a_search_ranks_it(graphs_on: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, precision: str,
+                                                        onnx: str) -> None:
+    """``searchapp eval``'s runs of a folder's questions are those a search of each question alone gives: the same
+    passages with the same scores in dense and hybrid mode, the same documents grouped. Before, eval embedded its
+    questions in one batch, whose padding moves a torch fp32 vector in its last bits."""
+    from searchapp.config import IndexConfig
+    from searchapp.eval_index import prepare_folder
+    from searchapp.query.fusion import fuse
+
+    monkeypatch.setenv("SEARCHAPP_ONNX", onnx)
+    questions = tmp_path / "questions.tsv"
+    questions.write_text("".join(f"{q}\t{target}\n" for q, target in SAMPLE_QUESTIONS.items()), encoding="utf-8")
+    check = prepare_folder(SAMPLE, questions, IndexConfig(precision=precision), index_dir=str(tmp_path / "ix"))
+    prepared = check.prepared
+    grouped = prepared.run_for("hybrid")
+    with Index(tmp_path / "ix", read_only=True) as ix:
+        for qid, text in check.items.queries.items():
+            runs = prepared.runs[qid]
+            dense = ix.search(text, mode="dense", k=10)
+            assert [(h.passage_id, h.score) for h in dense] == runs.dense[:10], text
+            hybrid = ix.search(text, mode="hybrid", k=10)
+            assert [(h.passage_id, h.score) for h in hybrid] == fuse(runs.candidates, prepared.fusion)[:10], text
+            documents = ix.search(text, mode="hybrid", k=5, group_by="document")
+            assert [prepared.doc_of[h.passage_id] for h in documents] == grouped[qid][:5], text

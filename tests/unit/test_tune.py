@@ -21,13 +21,31 @@ class FakeScores:
         return lex if lex.mean() > den.mean() else den
 
 
-def test_the_setting_chosen_across_collections_is_the_one_with_the_best_worst_margin() -> None:
+def test_a_setting_significantly_below_a_collections_better_retriever_is_not_chosen() -> None:
     # Setting 0 has the higher mean (it gains a lot on A) but loses to B's dense retriever; setting 1 never loses.
     a = FakeScores([[0.9, 0.9], [0.6, 0.6]], lexical=[0.5, 0.5], dense=[0.4, 0.4])
     b = FakeScores([[0.5, 0.5], [0.71, 0.71]], lexical=[0.3, 0.3], dense=[0.7, 0.7])
     both = [(a, np.arange(2)), (b, np.arange(2))]
     assert _choose(both) == 1
     assert _choose([(a, np.arange(2))]) == 0  # on one collection: the highest mean
+
+
+def test_a_collection_on_which_no_setting_moves_does_not_choose_by_its_noise() -> None:
+    # C: 30 noisy questions on which every setting ranks about as BM25 does (the worst lower bound is C's for
+    # every setting, and setting 0's is the least bad by chance); A and B: setting 1 gains surely on both. The
+    # worst part would choose setting 0; the mean over the parts chooses setting 1, which is below on no part.
+    rng = np.random.default_rng(3)
+    lexical = rng.uniform(0.5, 1.0, 30)
+    noise = rng.normal(0, 0.05, (2, 30))
+    noise[0] = np.abs(noise[0]) * 0.2  # setting 0: a little above BM25, by luck
+    c = FakeScores((lexical + noise).tolist(), lexical=lexical.tolist(), dense=(lexical - 0.1).tolist())
+    a = FakeScores([[0.6] * 10, [0.7] * 9 + [0.69]], lexical=[0.3] * 10, dense=[0.6] * 10)
+    b = FakeScores([[0.5] * 10, [0.58] * 9 + [0.57]], lexical=[0.5] * 10, dense=[0.4] * 10)
+    parts = [(a, np.arange(10)), (b, np.arange(10)), (c, np.arange(30))]
+    worst = [min(float(tune_module.lower_margin(s.settings[i:i + 1] - s.better_single(r)[None, :])[0])
+                 for s, r in parts) for i in range(2)]
+    assert worst[0] > worst[1]  # the old rule's choice: setting 0
+    assert _choose(parts) == 1
 
 
 def test_paired_bootstrap_interval() -> None:
