@@ -44,6 +44,7 @@ import numpy as np
 from _common import DATA, command, machine, machine_line, print_json
 
 from searchapp import Encoder, Index, IndexConfig
+
 try:
     from searchapp.encode.encoder import TorchEncoder
 except ImportError:  # a checkout from before the name (SEARCHAPP_BENCH_CHECKOUT): torch's encoder was Encoder

@@ -7,7 +7,7 @@ what the index hands it. Questions are embedded by the index's query encoder, th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -64,7 +64,26 @@ def prepare(
             if progress:
                 progress(f"indexing {len(data.corpus)} documents of {folder.name} into {path}")
             index.ingest_records((d, t, data.document_text(d)) for d, (t, _) in data.corpus.items())
-        return collect(data, index.stores, index.query_encoder, index.config.fusion, k0 or index.config.fusion.k0)
+        prepared = collect(data, index.stores, index.query_encoder, index.config.fusion,
+                           k0 or index.config.fusion.k0)
+    return replace(prepared, texts=StoredTexts(str(path)))
+
+
+class StoredTexts:
+    """Passages' texts as the index at ``location`` stores them, read when a rerank stage asks (the index opened
+    read-only for each read of passages not read before): an evaluation's runs are gathered once, its rankings
+    made after the index is closed."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self.read: dict[int, str] = {}
+
+    def __call__(self, pids: Sequence[int]) -> dict[int, str]:
+        missing = [pid for pid in pids if pid not in self.read]
+        if missing:
+            with Index(self.location, read_only=True) as index, index.stores.reader() as reader:
+                self.read.update({pid: rec.text for pid, rec in reader.hydrate(missing).items()})
+        return {pid: self.read[pid] for pid in pids if pid in self.read}
 
 
 @dataclass(frozen=True)
@@ -113,7 +132,8 @@ def prepare_folder(
                            k0 or index.config.fusion.k0)
     relative = {pid: _relative(key, root) for pid, key in prepared.doc_of.items()}
     _check_indexed(items, questions, set(relative.values()), summary, root)
-    return FolderCheck(replace(prepared, doc_of=relative), items, display(str(path)), summary, str(path))
+    return FolderCheck(replace(prepared, doc_of=relative, texts=StoredTexts(str(path))), items, display(str(path)),
+                       summary, str(path))
 
 
 def diagnose_folder(check: FolderCheck, fusion: Fusion) -> list[Diagnosis]:

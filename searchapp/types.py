@@ -105,8 +105,10 @@ class Explanation:
 class Hit:
     """One ranked search result.
 
-    ``score`` is the score of the ranking mode; ``dense_score`` (cosine) and ``lexical_score`` (BM25) are the
-    raw scores of each side, ``None`` where the mode did not compute them. ``path`` is the document's path, or
+    ``score`` is the score of the last ranking stage that scored the passage (the mode's, or a rerank stage's);
+    ``scores`` every stage's score by its name (``lexical``, ``dense``, ``fused``, ``rerank``: query/ranking.py);
+    ``dense_score`` (cosine) and ``lexical_score`` (BM25) are the raw scores of each side, ``None`` where the
+    mode did not compute them. ``path`` is the document's path, or
     the id of a text added through the API, and ``source`` says which (``"file"`` or ``"text"``: a text id may
     look like a relative path, never like an absolute one); ``start``/``end`` the passage's span in the
     document's text; ``section`` the headings it sits under (``"Concepts > Fields"``, ``""`` for none);
@@ -143,6 +145,9 @@ class Hit:
     end_column: int | None = None
     # The text for a prompt (clean.py): computed from ``text`` when not given (an older server's JSON lacks it).
     clean_text: str = ""
+    # Every ranking stage's score of the passage by the stage's name (query/ranking.py: "lexical", "dense",
+    # "fused", "rerank"), in stage order; empty from an older server.
+    scores: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.clean_text:
@@ -172,6 +177,7 @@ class Hit:
             "snippet": self.snippet.to_dict() if self.snippet else None,
             "explain": self.explain.to_dict() if self.explain else None,
             "other_passages": None if self.other_passages is None else list(self.other_passages),
+            "scores": dict(self.scores),
         }
 
     @classmethod

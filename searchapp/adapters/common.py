@@ -53,5 +53,6 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "dense_score": hit.dense_score,
         "lexical_score": hit.lexical_score,
+        "scores": dict(hit.scores),
     }
     return {**provenance, **hit.metadata, "searchapp": provenance}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Annotated, Any
@@ -280,7 +281,7 @@ def _render(query: str, mode: str, hits: list[Any], as_json: bool, header: bool,
             say(f"     {where}")
         say_styled(_snippet_pieces(h, clean), indent=5)
         if h.explain is not None:
-            for line in _explain_lines(h.explain):
+            for line in _explain_lines(h.explain, h.scores):
                 say(f"     | {line}")
 
 
@@ -299,8 +300,9 @@ def _where(hit: Hit) -> str:
     return place[len(hit.title):].removeprefix(SEPARATOR)
 
 
-def _explain_lines(e: Explanation) -> list[str]:
-    """An explanation for a human: the scores, the weighting and the matched terms, a line each."""
+def _explain_lines(e: Explanation, scores: Mapping[str, float]) -> list[str]:
+    """An explanation for a human: the scores, the weighting, the matched terms, and the scores of the stages
+    after the two sides (``scores``: every stage's, query/ranking.py), a line each."""
 
     def side(name: str, raw: float | None, normalised: float | None) -> str:
         if raw is None:
@@ -312,6 +314,7 @@ def _explain_lines(e: Explanation) -> list[str]:
         f"{side('cosine', e.dense, e.dense_normalised)}; {side('BM25', e.lexical, e.lexical_normalised)}{weight}",
         f"{e.fusion}: {e.reason}",
         f"matched terms: {', '.join(e.matched_terms) or '(none)'}",
+        *[f"{stage} {score:.3f}" for stage, score in scores.items() if stage not in ("dense", "lexical")],
     ]
 
 

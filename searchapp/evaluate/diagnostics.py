@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from searchapp.evaluate.known_items import KnownItems, Question
 from searchapp.evaluate.metrics import first_relevant
-from searchapp.evaluate.runner import Prepared, QueryRuns, modes_for
-from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
+from searchapp.evaluate.runner import Prepared, modes_for
+from searchapp.query.fusion import Fusion, Weighting
+from searchapp.query.ranking import FUSED, Gathered
 from searchapp.query.snippets import QueryTerms
 from searchapp.store.base import Reader
-from searchapp.types import PassageRecord, Run
+from searchapp.types import PassageRecord
 
 MODES = modes_for("all")  # the order of the table's rows
 
@@ -102,11 +103,12 @@ def diagnose(prepared: Prepared, items: KnownItems, fusion: Fusion, reader: Read
 
 def _diagnose(prepared: Prepared, q: Question, rels: Mapping[str, int], fusion: Fusion, reader: Reader) -> Diagnosis:
     """One question's diagnosis (:func:`diagnose`); ``rels`` its targets as qrels."""
-    runs = prepared.runs[str(q.line)]
-    passages = {"lexical": runs.lexical, "dense": runs.dense, "hybrid": fuse(runs.candidates, fusion)}
-    # Documents ranked as the evaluation ranks them (hybrid with the fusion's document weight).
-    documents = {m: prepared.documents(passages[m]) for m in MODES}
-    documents["hybrid"] = prepared.documents(passages["hybrid"], fusion, runs.candidates)
+    qid = str(q.line)
+    runs = prepared.runs[qid]
+    # Passages and documents ranked as the evaluation (and a search) ranks them: query/ranking.py.
+    ranked = {m: prepared.ranked(qid, m, fusion, explain=True) for m in MODES}
+    passages = {m: r.run for m, r in ranked.items()}
+    documents = {m: prepared.ranked_documents(r, fusion) for m, r in ranked.items()}
     ranks = {m: first_relevant(documents[m], rels) for m in MODES}
     best = {m: next((pid for pid, _ in passages[m] if prepared.doc_of.get(pid) in q.targets), None) for m in MODES}
     leader = documents["hybrid"][0] if documents["hybrid"] else None
@@ -114,31 +116,33 @@ def _diagnose(prepared: Prepared, q: Question, rels: Mapping[str, int], fusion: 
         pid for pid, _ in passages["hybrid"] if prepared.doc_of.get(pid) == leader)
     records = reader.hydrate(list({pid for pid in (*best.values(), first) if pid is not None}))
     idf = reader.term_idf(q.text)
-    w = weighting(runs.candidates, fusion)
+    w = ranked["hybrid"].weighting or Weighting(None, None, None, fusion.describe())
     terms = QueryTerms(q.text)
 
     def evidence(pid: int | None) -> Evidence | None:  # None also for a passage removed since the runs were made
         if pid is None or pid not in records:
             return None
-        return _evidence(pid, prepared.doc_of[pid], records[pid], runs, passages["hybrid"], w, terms, idf)
+        return _evidence(pid, prepared.doc_of[pid], records[pid], runs, ranked["hybrid"].scores[FUSED], w, terms,
+                         idf)
 
     return Diagnosis(q, ranks, fusion.describe(), w.alpha, w.reason, {m: evidence(best[m]) for m in MODES},
                      evidence(first))
 
 
 def _evidence(
-    pid: int, document: str, record: PassageRecord, runs: QueryRuns, hybrid: Run, w: Weighting,
+    pid: int, document: str, record: PassageRecord, runs: Gathered, fused: Mapping[int, float], w: Weighting,
     terms: QueryTerms, idf: Mapping[str, float] | None,
 ) -> Evidence:
     """``pid``'s evidence: raw scores from the candidates (else the single runs), matches in its text and section
     path (as BM25 reads both), and the weighting's normalised scores times their weights."""
     cands = runs.candidates
-    bm25 = cands.lexical.get(pid, dict(runs.lexical).get(pid))
-    cosine = cands.dense.get(pid, dict(runs.dense).get(pid))
+    assert cands is not None  # an evaluation gathers every query's candidates
+    bm25 = cands.lexical.get(pid, dict(runs.lexical or []).get(pid))
+    cosine = cands.dense.get(pid, dict(runs.dense or []).get(pid))
     found = terms.find_many([record.text, record.section])
     matched = tuple((t, None if idf is None else idf.get(t)) for t in terms.matched([o for f in found for o in f]))
     dn = w.dense.get(pid) if w.dense is not None else None
     ln = w.lexical.get(pid) if w.lexical is not None else None
     dc = w.alpha * dn if w.alpha is not None and dn is not None else None
     lc = (1.0 - w.alpha) * ln if w.alpha is not None and ln is not None else None
-    return Evidence(document, pid, record.section, bm25, cosine, matched, ln, dn, lc, dc, dict(hybrid).get(pid))
+    return Evidence(document, pid, record.section, bm25, cosine, matched, ln, dn, lc, dc, fused.get(pid))

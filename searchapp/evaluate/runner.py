@@ -1,9 +1,9 @@
 """``searchapp eval``: a split's queries (or a folder's known-item questions) run against its corpus's index,
 scored in each mode.
 
-Documents are title + text; a document's score is its best passage's (the first time it appears in a passage
-ranking). Candidates for hybrid ranking are gathered once per query, so every fusion setting (for ``--mode
-all`` or ``tune``) is scored on the same candidates.
+Documents are title + text. Every query's runs are gathered once (both single runs and the hybrid candidates),
+and ranked in each mode and setting by the one ranking pipeline a search runs (``query/ranking.py``), so every
+fusion setting (for ``--mode all`` or ``tune``) is scored on the same candidates, as a search would rank them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from searchapp.config import IndexConfig
 from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
-from searchapp.query.documents import group_documents, hybrid_documents
-from searchapp.query.fusion import Fusion, fuse
+from searchapp.query.fusion import Fusion
+from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking, Texts
 from searchapp.store.base import Stores
 from searchapp.types import Candidates, EncoderLike, Run
 
@@ -39,13 +39,9 @@ class Labelled(Protocol):
     def qrels(self) -> Mapping[str, Mapping[str, int]]: ...  # id -> {document: grade}
 
 
-@dataclass(frozen=True)
-class QueryRuns:
-    """Everything needed to rank one query's documents in any mode: both single runs and the candidates."""
-
-    lexical: Run
-    dense: Run
-    candidates: Candidates
+# One query's runs in every mode: what the stores gave (both single runs and the hybrid candidates), ranked by the
+# one ranking pipeline in any mode and setting.
+QueryRuns = Gathered
 
 
 @dataclass
@@ -55,23 +51,33 @@ class Prepared:
     data: Labelled
     fusion: Fusion  # the index's hybrid default
     doc_of: dict[int, str]
-    runs: dict[str, QueryRuns]
+    runs: dict[str, Gathered]
     k0: int  # candidates per side the runs were gathered with
+    texts: Texts | None = None  # passages' texts, for a rerank stage (read from the index when asked)
 
     @property
     def judged(self) -> int:
         """Queries with at least one relevant document (the others are skipped by the metrics)."""
         return sum(1 for rels in self.data.qrels.values() if any(g > 0 for g in rels.values()))
 
-    def documents(self, passage_run: Run, fusion: Fusion | None = None, cands: Candidates | None = None) -> list[str]:
-        """Fold a passage run into a document ranking, ``DEPTH`` long, as a search grouped by document ranks them
-        (``query/documents.py``): by the best passage; a hybrid run (``fusion`` and its ``cands`` given) with the
-        fusion's document weight, the document both sides rank first kept first."""
-        if fusion is None or cands is None:
-            docs = group_documents(passage_run, self.doc_of.get)
-        else:
-            docs = hybrid_documents(passage_run, self.doc_of.get, fusion, cands.dense, cands.lexical)
+    def ranked(self, query: str, mode: str, fusion: Fusion | None = None, explain: bool = False) -> Ranked:
+        """Query ``query``'s passages ranked in ``mode`` (``fusion``: the settings, else the index's), as a search
+        ranks them (``query/ranking.py``)."""
+        return Ranking(fusion or self.fusion).passages(self.runs[query], mode, self.texts, explain=explain)
+
+    def ranked_documents(self, ranked: Ranked, fusion: Fusion | None = None) -> list[str]:
+        """``ranked`` folded into documents, ``DEPTH`` long, as a search grouped by document folds it."""
+        docs = Ranking(fusion or self.fusion).documents(ranked, self.doc_of.get)
         return [doc for doc, _ in docs[:DEPTH]]
+
+    def documents(self, passage_run: Run, fusion: Fusion | None = None, cands: Candidates | None = None) -> list[str]:
+        """Fold a passage run into a document ranking, ``DEPTH`` long: by the best passage; a hybrid run
+        (``fusion`` and its ``cands`` given) by the hybrid document rule (the studies' candidate rankings)."""
+        if fusion is None or cands is None:
+            ranked = Ranked("dense", passage_run)
+        else:
+            ranked = Ranked("hybrid", passage_run, {DENSE: cands.dense, LEXICAL: cands.lexical})
+        return self.ranked_documents(ranked, fusion)
 
     def score(self, mode: str, fusion: Fusion | None = None) -> dict[str, float]:
         """Mean metrics of ``mode`` (``lexical``, ``dense``, or ``hybrid`` with ``fusion``)."""
@@ -86,17 +92,9 @@ class Prepared:
         return per_query(self.run_for(mode, fusion), self.data.qrels, metric)
 
     def run_for(self, mode: str, fusion: Fusion | None = None) -> dict[str, list[str]]:
-        """Document rankings of every query (for TREC run files)."""
+        """Document rankings of every query (for TREC run files), each ranked by the one ranking pipeline."""
         settings = fusion or self.fusion
-        out = {}
-        for q, r in self.runs.items():
-            if mode == "lexical":
-                out[q] = self.documents(r.lexical)
-            elif mode == "dense":
-                out[q] = self.documents(r.dense)
-            else:
-                out[q] = self.documents(fuse(r.candidates, settings), settings, r.candidates)
-        return out
+        return {q: self.ranked_documents(self.ranked(q, mode, settings), settings) for q in self.runs}
 
 
 def index_path(folder: Path, config: IndexConfig, kind: str = "beir", device: str = "cpu") -> Path:
@@ -138,14 +136,11 @@ def collect(data: Labelled, stores: Stores, queries: EncoderLike, fusion: Fusion
     # Each question alone, as a search request embeds its one question: a batch pads its texts to the longest,
     # and an fp32 vector then moves in its last bits, enough to reorder a near tie (docs/evaluation.md).
     vecs = [queries.encode([text], truncate=True)[0] for text in texts]
-    runs: dict[str, QueryRuns] = {}
+    runs: dict[str, Gathered] = {}
     with stores.reader() as reader:
         for q, text, vec in zip(qids, texts, vecs, strict=True):
-            runs[q] = QueryRuns(
-                lexical=reader.lexical(text, PASSAGE_DEPTH),
-                dense=reader.dense(vec, PASSAGE_DEPTH),
-                candidates=reader.gather(text, vec, k0),
-            )
+            runs[q] = Gathered(lexical=reader.lexical(text, PASSAGE_DEPTH), dense=reader.dense(vec, PASSAGE_DEPTH),
+                               candidates=reader.gather(text, vec, k0), query=text)
     return Prepared(data, fusion, doc_of, runs, k0)
 
 

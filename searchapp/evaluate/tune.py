@@ -157,9 +157,10 @@ def _choose(parts: Sequence[tuple[_Scores, np.ndarray]]) -> int:
 
 def tune(prepared: Prepared | Mapping[str, Prepared], metric: str = "ndcg@10", folds: int = FOLDS,
          seed: int = 0) -> TuneResult:
-    """The setting of :func:`grid` to recommend on one collection or several (:func:`_choose`), checked by :func:`cross_validate`: where the choice lost to
-    the better single retriever on a held-out part, the shipped default is recommended if it is not below the
-    better single retriever on any collection here, else the better single retriever."""
+    """The setting of :func:`grid` to recommend on one collection or several (:func:`_choose`), checked by
+    :func:`cross_validate`: where the choice lost to the better single retriever on a held-out part, the shipped
+    default is recommended if it is not below the better single retriever on any collection here, else the better
+    single retriever."""
     parts = dict(prepared) if isinstance(prepared, Mapping) else {"": prepared}
     first = next(iter(parts.values()))
     base = replace(first.fusion, k0=first.k0)

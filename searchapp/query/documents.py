@@ -62,9 +62,9 @@ def group_documents(
     first: D | None = None,
 ) -> list[tuple[D, DocumentScore]]:
     """Fold a passage ``run`` (best first) into documents, best first (ties in the order their best passages
-    came). ``document_of`` names a passage's document (``None``: leave the passage out). ``weight`` 0 ranks a
-    document by its best passage alone. ``first`` (:func:`agreed_first`), when ranked, is put first, its score
-    raised to the leader's where the weight of further passages put another above it."""
+    came; with ``weight`` 0, that order). ``document_of`` names a passage's document (``None``: leave the passage
+    out). ``weight`` 0 ranks a document by its best passage alone. ``first`` (:func:`agreed_first`), when ranked,
+    is put first, its score raised to the leader's where the weight of further passages put another above it."""
     docs: dict[D, DocumentScore] = {}
     for pid, score in run:
         doc = document_of(pid)
@@ -77,8 +77,14 @@ def group_documents(
         found.others.append(pid)
         if weight and len(found.others) < DOCUMENT_PASSAGES:
             found.score += weight * max(0.0, score - threshold)
-    order = {doc: i for i, doc in enumerate(docs)}
-    ranked = sorted(docs.items(), key=lambda item: (-item[1].score, order[item[0]]))
+    if not weight:
+        # By the best passage: the order the best passages came in, which is the order of their scores in a run
+        # sorted by score, and the rerank stage's order in a reranked run (query/ranking.py), whose passages past
+        # the reranked ones keep their earlier scores.
+        ranked = list(docs.items())
+    else:
+        order = {doc: i for i, doc in enumerate(docs)}
+        ranked = sorted(docs.items(), key=lambda item: (-item[1].score, order[item[0]]))
     if first in docs and ranked[0][0] != first:
         docs[first].score = max(docs[first].score, ranked[0][1].score)
         ranked = [(first, docs[first])] + [item for item in ranked if item[0] != first]

@@ -1,26 +1,28 @@
-"""Ranking queries: lexical, dense, or hybrid, over the stores it is given.
+"""Searching: lexical, dense, or hybrid, over the stores it is given.
 
-Hybrid takes ``k0`` candidates from each side and gives every candidate both real scores (the stores' reader
-gathers them: a passage the lexical side did not return gets its BM25 score, 0 if it shares no term with the
-query; one the dense side did not return gets its cosine from its stored vector). The fusion
-(``query/fusion.py``) then ranks the candidates. Queries are encoded in batches.
+The engine gathers what a query's mode needs from the stores' reader (hybrid: ``k0`` candidates from each side,
+every candidate with both real scores: a passage the lexical side did not return gets its BM25 score, 0 if it
+shares no term with the query; one the dense side did not return gets its cosine from its stored vector), hands it
+to the one ranking pipeline (``query/ranking.py``: the mode's ranking, the cosine threshold, a rerank stage,
+grouping by document) that an evaluation also scores, and makes the page it asked for into hits. Queries are
+encoded in batches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from searchapp.lines import end_of
-from searchapp.query.documents import group_documents, hybrid_documents
-from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
+from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs, check_queries, resolve
+from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
-from searchapp.types import MAX_WHOLE, Explanation, Hit, PassageRecord, Run
+from searchapp.types import MAX_WHOLE, Explanation, Hit, PassageRecord
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,7 +67,7 @@ class QueryEngine:
                 else:
                     ranked, groups = search.grouped(need)
                     page, records = _shown(reader, groups[offset:], need - offset)
-                out[i] = ranked.hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
+                out[i] = _Hits(ranked).hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
         return out
 
 
@@ -92,7 +94,8 @@ GROUP_DEPTH, DEEPEN, MAX_DEPTH = 3, 4, 10_000
 
 @dataclass
 class _Search:
-    """One query's search over a reader: its passage ranking at any depth, and its grouping by document."""
+    """One query's search over a reader: what its mode needs gathered at any depth, ranked and grouped by the one
+    ranking pipeline (``query/ranking.py``)."""
 
     reader: Reader
     query: str
@@ -102,30 +105,30 @@ class _Search:
     explain: bool
     min_score: float | None
 
-    def rank(self, depth: int) -> _Ranked:
+    def rank(self, depth: int) -> Ranked:
         """The passages ranked ``depth`` deep (min_score applied after ranking: up to ``depth`` that pass).
         Hybrid takes ``max(k0, depth)`` candidates from each side."""
-        ranked = _Ranked(self.mode)
-        depth = min(depth, MAX_WHOLE)  # offset + k may pass what a store's LIMIT holds
+        ranking = Ranking(self.settings)
+        depth = min(ranking.depth(depth), MAX_WHOLE)  # offset + k may pass what a store's LIMIT holds
         if self.qvec is None:
-            ranked.run = self.reader.lexical(self.query, depth)
-            ranked.lexical = dict(ranked.run)
+            gathered = Gathered(lexical=self.reader.lexical(self.query, depth), query=self.query)
+            found = len(gathered.lexical or [])
         elif self.mode == "dense":
-            ranked.run = self.reader.dense(self.qvec, depth)
-            ranked.dense = dict(ranked.run)
+            gathered = Gathered(dense=self.reader.dense(self.qvec, depth), query=self.query)
+            found = len(gathered.dense or [])
         else:
             cands = self.reader.gather(self.query, self.qvec, max(self.settings.k0, depth))
-            ranked.dense, ranked.lexical = cands.dense, cands.lexical
-            ranked.run = fuse(cands, self.settings)
-            if self.explain:
-                ranked.weighting, ranked.fusion = weighting(cands, self.settings), self.settings.describe()
-        # Shorter than asked: no passage was left out of the ranking, going deeper finds nothing new.
-        ranked.complete = len(ranked.run) < depth
-        if self.min_score is not None:
-            ranked.run = [(pid, sc) for pid, sc in ranked.run if ranked.dense[pid] >= self.min_score]
+            gathered = Gathered(candidates=cands, query=self.query)
+            found = len(cands.dense)
+        ranked = ranking.passages(gathered, self.mode, self._texts, self.min_score, self.explain)
+        # Fewer than asked: no passage was left out of the ranking, going deeper finds nothing new.
+        ranked.complete = found < depth
         return ranked
 
-    def grouped(self, need: int) -> tuple[_Ranked, list[tuple[int, float, list[int]]]]:
+    def _texts(self, pids: Sequence[int]) -> dict[int, str]:
+        return {pid: rec.text for pid, rec in self.reader.hydrate(list(pids)).items()}
+
+    def grouped(self, need: int) -> tuple[Ranked, list[tuple[int, float, list[int]]]]:
         """At least ``need`` documents' best passages (fewer when the ranking runs out), each with its document's
         other ranked passages, ranking deeper while documents are missing. Only the passages' documents are read
         (``Reader.documents_of``): the caller hydrates the page it shows."""
@@ -135,28 +138,17 @@ class _Search:
             ranked = self.rank(depth)
             known.update(self.reader.documents_of([pid for pid, _ in ranked.run if pid not in known]))
             # A passage with no document was removed by a concurrent ingest after ranking: left out (None).
-            document_of = known.get
-            if self.mode == "hybrid":
-                docs = hybrid_documents(ranked.run, document_of, self.settings, ranked.dense, ranked.lexical)
-            else:
-                docs = group_documents(ranked.run, document_of)
+            docs = Ranking(self.settings).documents(ranked, known.get)
             if len(docs) >= need or ranked.complete or depth >= MAX_DEPTH:
                 return ranked, [(d.best, d.score, d.others) for _, d in docs]
             depth = min(depth * DEEPEN, MAX_DEPTH)
 
 
 @dataclass
-class _Ranked:
-    """One query's ranking and what its hits are made of: both sides' raw scores, and (hybrid, when explained)
-    how the fusion weighed them."""
+class _Hits:
+    """One query's ranking (``ranking.Ranked``) made hits: snippets, each stage's scores, explanations."""
 
-    mode: str
-    run: Run = field(default_factory=list)
-    dense: dict[int, float] = field(default_factory=dict)
-    lexical: dict[int, float] = field(default_factory=dict)
-    weighting: Weighting | None = None
-    fusion: str = ""
-    complete: bool = False  # the ranking holds every passage that could rank
+    ranked: Ranked
 
     def hits(
         self, page: list[tuple[int, float, list[int] | None]], records: Mapping[int, PassageRecord],
@@ -171,30 +163,31 @@ class _Ranked:
         for (pid, score, others, rec), found in zip(kept, matches, strict=True):
             shown, found = snippet(terms, rec.text, rec.start, found=found)
             ends = end_of(rec.line, rec.column, rec.text)
+            scores = self.ranked.stage_scores(pid)
             hits.append(
                 Hit(
                     rank=first_rank + len(hits), score=score, passage_id=pid, path=rec.path, title=rec.title,
-                    start=rec.start, end=rec.end, text=rec.text,
-                    dense_score=self.dense.get(pid) if self.mode != "lexical" else None,
-                    lexical_score=self.lexical.get(pid) if self.mode != "dense" else None, metadata=rec.metadata,
+                    start=rec.start, end=rec.end, text=rec.text, dense_score=scores.get(DENSE),
+                    lexical_score=scores.get(LEXICAL), metadata=rec.metadata,
                     source=rec.source, snippet=shown, section=rec.section, line=rec.line, column=rec.column,
                     end_line=None if ends is None else ends.line, end_column=None if ends is None else ends.column,
                     explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
-                    other_passages=None if others is None else tuple(others),
+                    other_passages=None if others is None else tuple(others), scores=scores,
                 )
             )
         return hits
 
     def explain(self, pid: int, matched: tuple[str, ...]) -> Explanation:
         """Why ``pid`` ranks where it does."""
-        dense = self.dense.get(pid) if self.mode != "lexical" else None
-        lexical = self.lexical.get(pid) if self.mode != "dense" else None
-        w = self.weighting
+        scores = self.ranked.stage_scores(pid)
+        dense, lexical = scores.get(DENSE), scores.get(LEXICAL)
+        mode = self.ranked.mode
+        w = self.ranked.weighting
         if w is None:
-            side = "BM25" if self.mode == "lexical" else "cosine"
-            return Explanation(dense, lexical, None, None, None, self.mode, f"{self.mode} mode: ranked by {side} "
-                               "alone", matched)
+            side = "BM25" if mode == "lexical" else "cosine"
+            return Explanation(dense, lexical, None, None, None, mode, f"{mode} mode: ranked by {side} alone",
+                               matched)
         return Explanation(
             dense, lexical, w.dense.get(pid) if w.dense else None, w.lexical.get(pid) if w.lexical else None,
-            w.alpha, self.fusion, w.reason, matched,
+            w.alpha, self.ranked.fusion, w.reason, matched,
         )

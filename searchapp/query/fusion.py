@@ -21,6 +21,7 @@ from typing import Any
 
 from searchapp.errors import ConfigError
 from searchapp.query.adaptive import adaptive_alpha, adaptive_choice
+from searchapp.query.rerank import reranker_names
 from searchapp.setting import MAX_K, Setting, declared
 from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
 
@@ -61,6 +62,14 @@ def method_names() -> list[str]:
     return list(_METHODS)
 
 
+def check_reranker(name: Any) -> str:
+    """``name`` if it names a registered reranker (``query/rerank.py``) or is ``""`` (none), else ``ConfigError``."""
+    if not isinstance(name, str) or name not in reranker_names():
+        registered = ", ".join(n for n in reranker_names() if n) or "none is registered"
+        raise ConfigError(f"unknown reranker {name!r}: use '' for none, or a registered one ({registered})")
+    return name
+
+
 def _setting(default: Any, help: str, **bounds: Any) -> Any:
     """A fusion setting, declared once (setting.py): the CLI's help and the HTTP schema's description are both
     ``help``."""
@@ -69,7 +78,9 @@ def _setting(default: Any, help: str, **bounds: Any) -> Any:
 
 @dataclass(frozen=True)
 class Fusion:
-    """How hybrid ranking fuses the two sides. Stored in the index config; overridable per query.
+    """How a query's passages are ranked (``query/ranking.py``): how hybrid ranking fuses the two sides, how a
+    rerank stage re-scores the best, how a ranking grouped by document weighs a document's passages. Stored in the
+    index config; overridable per query.
 
     Each field is a :class:`~searchapp.setting.Setting` (help, choices, bounds), the one declaration that
     validation here, the CLI's fusion options and the HTTP API's ``fusion`` object are built from.
@@ -92,6 +103,12 @@ class Fusion:
     document_threshold: float = _setting(
         1.0, "Hybrid ranking grouped by document: the fused score (in standard deviations, under zscore) a "
         "document's further passages must pass to add to its score", ge=-100, le=100)
+    rerank: str = Setting(
+        "", "Rerank stage: the registered reranker that re-scores the best passages from their text ('' for none)",
+        doc="Rerank stage: the registered reranker that re-scores the best passages from their text ('' for none)",
+        parse=check_reranker).field()
+    rerank_depth: int = _setting(20, "Rerank stage: how many of the best passages the reranker re-scores", ge=1,
+                                 per_request=MAX_K)
 
     def __post_init__(self) -> None:
         for name, setting in SETTINGS.items():

@@ -43,6 +43,8 @@ class FusionKwargs(TypedDict, total=False):
     lexical_spread: float | None
     document_weight: float | None
     document_threshold: float | None
+    rerank: str | None
+    rerank_depth: int | None
 
 
 class SearchKwargs(FusionKwargs, total=False):
