@@ -16,8 +16,6 @@ from pathlib import Path
 from searchapp.errors import DeviceError
 
 DEVICES = ("auto", "cpu", "cuda", "cuda:N")
-# Device classes: what an index records of the devices its vectors were embedded on.
-CLASSES = ("cpu", "cuda")
 _SYNTAX = re.compile(r"auto|cpu|cuda(?::(0|[1-9][0-9]{0,3}))?")
 NVIDIA_GPUS = Path("/proc/driver/nvidia/gpus")
 

@@ -20,6 +20,7 @@ from searchapp.errors import SearchappError
 from searchapp.evaluate.metrics import evaluate, known_item, per_query
 from searchapp.paths import cache_root
 from searchapp.query.fusion import Fusion
+from searchapp.query.options import MODES
 from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking, Texts
 from searchapp.store.base import Stores
 from searchapp.types import Candidates, EncoderLike, Run
@@ -157,4 +158,4 @@ def write_trec_run(path: Path, run: dict[str, list[str]], tag: str) -> None:
 
 def modes_for(mode: str) -> Sequence[str]:
     """``all`` expands to every mode."""
-    return ("lexical", "dense", "hybrid") if mode == "all" else (mode,)
+    return MODES[::-1] if mode == "all" else (mode,)

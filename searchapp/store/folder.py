@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -24,9 +24,9 @@ from sqlalchemy import Connection, text
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.filters import Filter
 from searchapp.sqlite_driver import dbapi, library
-from searchapp.store import lexical
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import Restrict, passages_sql
+from searchapp.store.lexical_index import LexicalSession, SessionContext
 from searchapp.store.lock import FileLock
 from searchapp.store.sqlite import Database, has_settings
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
@@ -51,14 +51,12 @@ LOCK_NAME = "write.lock"
 PARALLEL_MIN = 100_000
 MAX_PARTS = 4
 
-T = TypeVar("T")
-
 
 class FolderStores(Database, Stores):
-    """The stores of an index folder: its database (the records, with FTS5 in the same transactions) and what
-    this class adds, the FAISS file derived from it and the writer's file lock. ``dimension`` is asked for when
-    the vectors are first loaded (it may load the model); ``read_only`` never writes a file, not even a rebuilt
-    vector file."""
+    """The stores of an index folder: its database (the records, with the lexical index, FTS5, in the same
+    transactions) and what this class adds, the FAISS file derived from it and the writer's file lock.
+    ``dimension`` is asked for when the vectors are first loaded (it may load the model); ``read_only`` never
+    writes a file, not even a rebuilt vector file."""
 
     backend = "folder"
 
@@ -277,52 +275,20 @@ class FolderReader(Reader):
                                            dtype=np.int64)
 
     @cached_property
-    def parts(self) -> list[tuple[Connection, lexical.Part]]:
-        """The lexical side's parts, each a range of ids on a connection of its own (the first is ``conn``);
-        worked out at the session's first lexical search, so a dense session neither asks nor holds more."""
-        ranges = lexical.parts(self.conn, self._max_parts)
-        first, last = ranges[0], ranges[-1]
-        if self._stack is None or first is None or last is None or last[1] - first[0] + 1 < PARALLEL_MIN:
-            return [(self.conn, None)]
-        others = [self._stack.enter_context(self.stores.connect()) for _ in ranges[1:]]
-        return list(zip([self.conn, *others], ranges, strict=True))
+    def lexical_side(self) -> LexicalSession:
+        """The session's lexical side, by the stores' lexical index (``store/lexical_index.py``); on a large index
+        with several cores it scores a query in parts, a connection each."""
+        context = SessionContext(self.conn, self.restrict, self.stores.connect, self._stack, self._max_parts,
+                                 PARALLEL_MIN, _worker)
+        return self.stores.lexical_index.session(context)
+
+    @property
+    def parts(self) -> list[Any]:
+        """The FTS5 side's parts (``lexical.Fts5Session.parts``): what the tests of scoring in parts look at."""
+        return self.lexical_side.parts  # type: ignore[attr-defined, no-any-return]
 
     def lexical(self, query: str, k: int) -> Run:
-        if len(self.parts) == 1:
-            return lexical.search(self.conn, query, k, self.restrict)
-        return lexical.merge(self._in_parts(lambda conn, part: lexical.search(conn, query, k, self.restrict, part)), k)
-
-    def _matches(self, query: str, k: int) -> lexical.Matches | lexical.MatchParts:
-        if len(self.parts) == 1:
-            return lexical.Matches(self.conn, query, k, self.restrict)
-        found = self._in_parts(lambda conn, part: lexical.Matches(conn, query, k, self.restrict, part),
-                               undo=lambda m: m.__exit__(None, None, None))
-        return lexical.MatchParts(found, k)
-
-    def _in_parts(
-        self, fn: Callable[[Connection, lexical.Part], T], undo: Callable[[T], None] | None = None
-    ) -> list[T]:
-        """``fn(connection, part)`` for every part at once, the first on this thread and the others on the query
-        threads; the results in part order. If one fails, ``undo`` is given each result that did not, and the
-        first error is raised."""
-        pending = [_worker().submit(fn, conn, part) for conn, part in self.parts[1:]]
-        out: list[T] = []
-        error: BaseException | None = None
-        try:
-            out.append(fn(*self.parts[0]))
-        except BaseException as exc:
-            error = exc
-        for future in pending:
-            try:
-                out.append(future.result())
-            except BaseException as exc:
-                error = error or exc
-        if error is not None:
-            if undo is not None:
-                for result in out:
-                    undo(result)
-            raise error
-        return out
+        return self.lexical_side.search(query, k)
 
     def dense(self, qvec: np.ndarray, k: int) -> Run:
         return self.stores.vectors.search(qvec, k, self.allowed)
@@ -334,7 +300,7 @@ class FolderReader(Reader):
         store = self.stores.vectors
         pending = _worker().submit(store.search, qvec, k0, self.allowed)
         try:
-            with self._matches(query, k0) as matches:
+            with self.lexical_side.matches(query, k0) as matches:
                 dense = dict(pending.result())
                 known = matches.scores(list(dense))
         finally:
@@ -354,7 +320,7 @@ class FolderReader(Reader):
         return self.stores.documents_of(ids, self.conn)
 
     def term_idf(self, query: str) -> dict[str, float]:
-        return lexical.idf(self.conn, query)
+        return self.lexical_side.idf(query)
 
 
 _POOL: list[ThreadPoolExecutor] = []

@@ -1,4 +1,5 @@
-"""Persistent, incremental BM25 over SQLite FTS5, living in the same database as the passages.
+"""Persistent, incremental BM25 over SQLite FTS5, living in the same database as the passages: the folder
+backend's lexical index (:class:`Fts5Index`, ``store/lexical_index.py``'s interface).
 
 FTS5's ``bm25()`` uses k1 = 1.2, b = 0.75 and idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6 for terms in
 more than half of the rows (rank_bm25's BM25Okapi floors at 0.25 x the mean idf instead); docs/architecture.md
@@ -23,21 +24,23 @@ run on several cores at once (``store/folder.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
 from searchapp.analysis import SECTION_WEIGHT, query_terms
 from searchapp.segment import for_tokenizer
 from searchapp.store.filter_sql import Restrict
+from searchapp.store.lexical_index import SessionContext
+from searchapp.store.records import MAX_PARAMS
 from searchapp.types import Run
 
 # A range of rowids, both ends included; None: every passage.
 Part = tuple[int, int] | None
+T = TypeVar("T")
 
-# SQLite limits host parameters per statement; stay well under the old default of 999.
-MAX_PARAMS = 900
 # bm25()'s weight of a match in the section column against one in the text: the one declared for both engines.
 _BM25 = f"bm25(passages_fts, 1.0, {SECTION_WEIGHT})"
 
@@ -245,3 +248,81 @@ def idf(conn: Connection, query: str) -> dict[str, float]:
         weight = math.log((n_rows - hits + 0.5) / (hits + 0.5))
         out[term] = weight if weight > 0 else 1e-6
     return out
+
+
+class Fts5Index:
+    """The FTS5 lexical index (``store/lexical_index.py``'s interface): the ``passages_fts`` table, in the same
+    database and the same transactions as the passages."""
+
+    name = "fts5"
+
+    def add(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        index_passages(conn, ids, texts, sections)
+
+    def remove(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        unindex_passages(conn, ids, texts, sections)
+
+    def session(self, context: SessionContext) -> Fts5Session:
+        return Fts5Session(context)
+
+
+class Fts5Session:
+    """A read session's FTS5 side. On a large index (``parallel_min`` ids or more, several cores) a query is
+    scored in parts, each a range of ids on a connection of its own, the first on the caller's thread and the
+    others on the query threads; the parts' results read as one (:func:`merge`, :class:`MatchParts`)."""
+
+    def __init__(self, context: SessionContext) -> None:
+        self.context = context
+        self.conn = context.conn
+        self.restrict = context.restrict
+
+    @cached_property
+    def parts(self) -> list[tuple[Connection, Part]]:
+        """The parts, each a range of ids on a connection of its own (the first is the session's); worked out at
+        the session's first lexical search, so a dense session neither asks nor holds more."""
+        c = self.context
+        ranges = parts(self.conn, c.max_parts if c.stack is not None else 1)
+        first, last = ranges[0], ranges[-1]
+        if c.stack is None or first is None or last is None or last[1] - first[0] + 1 < c.parallel_min:
+            return [(self.conn, None)]
+        others = [c.stack.enter_context(c.connect()) for _ in ranges[1:]]
+        return list(zip([self.conn, *others], ranges, strict=True))
+
+    def search(self, query: str, k: int) -> Run:
+        if len(self.parts) == 1:
+            return search(self.conn, query, k, self.restrict)
+        return merge(self._in_parts(lambda conn, part: search(conn, query, k, self.restrict, part)), k)
+
+    def matches(self, query: str, k: int) -> Matches | MatchParts:
+        if len(self.parts) == 1:
+            return Matches(self.conn, query, k, self.restrict)
+        found = self._in_parts(lambda conn, part: Matches(conn, query, k, self.restrict, part),
+                               undo=lambda m: m.__exit__(None, None, None))
+        return MatchParts(found, k)
+
+    def idf(self, query: str) -> dict[str, float]:
+        return idf(self.conn, query)
+
+    def _in_parts(self, fn: Callable[[Connection, Part], T], undo: Callable[[T], None] | None = None) -> list[T]:
+        """``fn(connection, part)`` for every part at once, the first on this thread and the others on the query
+        threads; the results in part order. If one fails, ``undo`` is given each result that did not, and the
+        first error is raised."""
+        pool = self.context.pool()
+        pending = [pool.submit(fn, conn, part) for conn, part in self.parts[1:]]
+        out: list[T] = []
+        error: BaseException | None = None
+        try:
+            out.append(fn(*self.parts[0]))
+        except BaseException as exc:
+            error = exc
+        for future in pending:
+            try:
+                out.append(future.result())
+            except BaseException as exc:
+                error = error or exc
+        if error is not None:
+            if undo is not None:
+                for result in out:
+                    undo(result)
+            raise error
+        return out

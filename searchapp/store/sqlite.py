@@ -1,5 +1,5 @@
-"""The index database (SQLite): the record operations of ``store/records.py`` on SQLite, with the FTS5 index kept
-in the same transactions, and migrations on open."""
+"""The index database (SQLite): the record operations of ``store/records.py`` on SQLite, with the lexical index
+(``store/lexical_index.py``; FTS5) kept in the same transactions, and migrations on open."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from searchapp.errors import SchemaError, StorageError
 from searchapp.sqlite_driver import dbapi
-from searchapp.store import lexical, schema
+from searchapp.store import schema
+from searchapp.store.lexical_index import LexicalIndex, engine
 from searchapp.store.records import Records
 from searchapp.store.tables import tables
 
@@ -53,8 +54,10 @@ class Database(Records):
 
     tables = tables("sqlite")
 
-    def __init__(self, db_path: Path, read_only: bool = False) -> None:
+    def __init__(self, db_path: Path, read_only: bool = False, lexical_index: LexicalIndex | None = None) -> None:
         self.path = db_path
+        # The lexical engine kept in step inside the record transactions (store/lexical_index.py).
+        self.lexical_index = lexical_index or engine()
         # A folder this process cannot write is still readable: opened read-only whatever was asked.
         self.db_read_only = read_only or not schema.writable(db_path.parent)
         self.engine = schema.make_engine(db_path, self.db_read_only)
@@ -105,12 +108,12 @@ class Database(Records):
         p = self.tables.passages
         rows = conn.execute(select(p.c.id, p.c.text, p.c.section).where(p.c.document_id.in_(doc_ids))).all()
         ids = [int(r[0]) for r in rows]
-        # FTS5 needs the indexed values to undo them.
-        lexical.unindex_passages(conn, ids, [r[1] for r in rows], [r[2] for r in rows])
+        # A lexical index may need the indexed values to undo them (FTS5 does).
+        self.lexical_index.remove(conn, ids, [r[1] for r in rows], [r[2] for r in rows])
         return ids
 
     def _index(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
-        lexical.index_passages(conn, ids, texts, sections)
+        self.lexical_index.add(conn, ids, texts, sections)
 
     def _hydrate_rows(self, conn: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
         # Every query hydrates its hits, and SQLAlchemy's statement and result layers cost about three times what

@@ -1,0 +1,98 @@
+"""The folder backend's lexical index behind one interface: what the records' write transactions and a read
+session ask of a lexical engine, whatever the engine. FTS5 is the one implementation (``store/lexical.py``);
+another is one class here and one line in :data:`ENGINES` (docs/architecture.md, "A second lexical engine").
+
+Every engine reads the one text analysis (``analysis.py``: the terms a query and a passage are made of), so the
+same words match on every engine, on PostgreSQL and in the snippets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import Connection
+
+from searchapp.store.filter_sql import Restrict
+from searchapp.types import Run
+
+
+class Matched(Protocol):
+    """One query's matches, scored once: the top ``k`` and any other passage's score by a lookup (a hybrid
+    query's dense candidates, known only later). A context manager: leaving it frees what it holds."""
+
+    top: Run
+
+    def scores(self, ids: Sequence[int]) -> dict[int, float]:
+        """BM25 of the given passages (0 for those that match no term)."""
+        ...
+
+    def __enter__(self) -> Matched: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class LexicalSession(Protocol):
+    """A read session's lexical side, under the session's filter."""
+
+    def search(self, query: str, k: int) -> Run:
+        """The ``k`` best passages for ``query`` by BM25, best first, scores > 0."""
+        ...
+
+    def matches(self, query: str, k: int) -> Matched:
+        """``query``'s matches for a hybrid query: its top ``k`` and the scores of any passages."""
+        ...
+
+    def idf(self, query: str) -> dict[str, float]:
+        """Each query term's IDF as the engine's BM25 weighs it (for ``--explain`` and diagnostics)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What a read session gives its lexical side: its connection and filter (``restrict``: a SELECT of the
+    allowed passage ids, or None), more connections of the same database for the session (``connect``, held by
+    ``stack``), how many parts a query may be scored in at once and from how many ids, and the query threads."""
+
+    conn: Connection
+    restrict: Restrict | None
+    connect: Callable[[], Connection]
+    stack: contextlib.ExitStack | None
+    max_parts: int
+    parallel_min: int
+    pool: Callable[[], ThreadPoolExecutor]
+
+
+class LexicalIndex(Protocol):
+    """A lexical engine of the folder backend: kept in step with the passages inside the records' own write
+    transactions (``add``, ``remove``: what is committed there is what it holds), and read in sessions."""
+
+    name: str
+
+    def add(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        """Index passages (their texts and section paths) in the transaction on ``conn`` that inserts them."""
+        ...
+
+    def remove(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
+        """Unindex passages (given as they were indexed) in the transaction on ``conn`` that deletes them."""
+        ...
+
+    def session(self, context: SessionContext) -> LexicalSession:
+        """The lexical side of a read session."""
+        ...
+
+
+# The engines by name, each as "module:class" (imported when first asked for): the folder backend's is "fts5".
+ENGINES: dict[str, str] = {"fts5": "searchapp.store.lexical:Fts5Index"}
+DEFAULT = "fts5"
+
+
+def engine(name: str | None = None) -> LexicalIndex:
+    """A new instance of the engine registered as ``name`` (else :data:`DEFAULT`)."""
+    module, _, cls = ENGINES[name or DEFAULT].partition(":")
+    made: LexicalIndex = getattr(importlib.import_module(module), cls)()
+    return made
