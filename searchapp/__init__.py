@@ -26,7 +26,7 @@ from searchapp.errors import (
 from searchapp.filters import Filter
 from searchapp.index import Index
 from searchapp.ingest.options import IngestOptions
-from searchapp.ingest.pipeline import IngestSummary
+from searchapp.ingest.summary import IngestSummary
 from searchapp.reports import CollectionListing, IndexStats
 from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import PureWindowsPath
 
 from searchapp.errors import ConfigError
@@ -55,3 +56,14 @@ def check_text_id(key: object, where: str = "") -> str:
             raise ConfigError(f"{prefix}id {shown} looks like {like}, which names ingested files only: choose "
                               "another id")
     return key
+
+
+def key_list(keys: Iterable[object]) -> list[str]:
+    """``keys`` (text ids or file paths, as ``Index.remove`` takes them) once each, in order; ``ConfigError`` for a
+    single string given in place of a list, or a key that is not a string."""
+    if isinstance(keys, str | bytes):
+        raise ConfigError("ids must be a list of ids (for one, remove([id]))")
+    out = list(dict.fromkeys(keys))
+    if not all(isinstance(k, str) for k in out):
+        raise ConfigError("ids must be strings")
+    return out  # type: ignore[return-value]

@@ -20,7 +20,7 @@ from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
 from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError, ReadOnlyError
-from searchapp.ids import check_text_id
+from searchapp.ids import check_text_id, key_list
 from searchapp.ingest.distributed import RayStages
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
@@ -296,11 +296,7 @@ class Index:
     def remove(self, ids: Iterable[str], source: str | None = None) -> int:
         """Remove documents by text id or file path (only those of ``source``, ``"file"`` or ``"text"``, when
         given); returns how many there were (unknown ids are ignored)."""
-        if isinstance(ids, str | bytes):
-            raise ConfigError("ids must be a list of ids (for one, remove([id]))")
-        keys = list(dict.fromkeys(ids))
-        if not all(isinstance(k, str) for k in keys):
-            raise ConfigError("ids must be strings")
+        keys = key_list(ids)
         with self.writing():
             doc_ids = list(self.stores.document_ids(keys, source=source).values())
             self._drop(doc_ids)
@@ -374,9 +370,6 @@ class Index:
         Raises ``DocumentNotFoundError`` if there is no such document, ``ConfigError`` for a negative ``start`` or
         a ``max_chars`` below 1.
         """
-        whole("start", start)
-        if max_chars is not None:
-            whole("max_chars", max_chars, ge=1)
         return document_text(self.stores, path, start, max_chars)
 
     def context(self, passage_id: int, chars: int = 300, lines: int | None = None) -> PassageContext:
@@ -384,10 +377,6 @@ class Index:
         :meth:`document`); with ``lines``, of those only the rest of the passage's first and last lines and that
         many whole lines more on each side. Raises ``DocumentNotFoundError`` for an unknown passage id,
         ``ConfigError`` for a negative ``chars`` or ``lines``."""
-        whole("passage_id", passage_id, ge=1)
-        whole("chars", chars)
-        if lines is not None:
-            whole("lines", lines)
         return passage_context(self.stores, passage_id, chars, lines)
 
     def is_empty(self) -> bool:

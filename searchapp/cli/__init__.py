@@ -10,7 +10,16 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli import eval_commands, index_commands, mcp_command, serve_command, show_command, watch_command
+from searchapp.cli import (
+    eval_commands,
+    index_commands,
+    ingest_command,
+    mcp_command,
+    query_command,
+    serve_command,
+    show_command,
+    watch_command,
+)
 from searchapp.cli.common import run
 
 app = typer.Typer(
@@ -36,7 +45,8 @@ def _root(
     ] = False,
 ) -> None:
     """Semantic search over a folder of documents: ingest it, then query it."""
-for _module in (index_commands, show_command, eval_commands, serve_command, watch_command, mcp_command):
+for _module in (ingest_command, query_command, index_commands, show_command, eval_commands, serve_command,
+                watch_command, mcp_command):
     _module.register(app)
 
 

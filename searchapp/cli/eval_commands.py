@@ -148,7 +148,7 @@ def _eval_questions(
     diagnose: bool = False,
 ) -> None:
     """``eval FOLDER --questions FILE``: the known-item check of a folder of documents (docs/evaluation.md)."""
-    from searchapp.cli.index_commands import embedding_progress
+    from searchapp.cli.ingest_command import embedding_progress
     from searchapp.eval_index import diagnose_folder, prepare_folder
     from searchapp.evaluate.known_items import misses
     from searchapp.evaluate.runner import write_trec_run

@@ -16,14 +16,14 @@ import typer
 
 from searchapp.cli import common
 from searchapp.cli.common import display_path, errors, say
-from searchapp.cli.index_commands import embedding_progress, open_for_ingest, summary_line, warn_failures
+from searchapp.cli.ingest_command import embedding_progress, open_for_ingest, summary_line, warn_failures
 from searchapp.collection import check_collection
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
 
 if TYPE_CHECKING:
     from searchapp.index import Index
-    from searchapp.ingest.pipeline import IngestSummary
+    from searchapp.ingest.summary import IngestSummary
     from searchapp.ingest.watch import Session, Watcher
 
 DebounceOpt = Annotated[

@@ -34,7 +34,7 @@ from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
 from searchapp.ingest.options import PREPARE_CPUS, RayOptions, check_cpus
-from searchapp.ingest.pipeline import Prepared, Task, prepare
+from searchapp.ingest.reading import ReadFile, Task, prepare
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import SplitterConfig
 
@@ -51,7 +51,7 @@ ENCODE_BATCH = 256
 def _prepare_batch(
     batch: dict[str, np.ndarray], splitter: SplitterConfig, model: str, max_bytes: int
 ) -> dict[str, np.ndarray]:
-    """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``Prepared``)."""
+    """CPU task: load and split each file of the batch (pickled ``Task`` -> pickled ``ReadFile``)."""
     offsets = ModelOffsets(model)
     out = [pickle.dumps(prepare(pickle.loads(t), splitter, offsets, max_bytes)) for t in batch["task"]]
     return {"prepared": np.array(out, dtype=object)}
@@ -67,7 +67,7 @@ class _EncodeActor:
         self.context, self.limit = context, limit
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        prepared: list[Prepared] = [pickle.loads(p) for p in batch["prepared"]]
+        prepared: list[ReadFile] = [pickle.loads(p) for p in batch["prepared"]]
         todo = {i for i, p in enumerate(prepared) if p.failure is None and not p.unchanged and p.document}
         # What the encoder sees of each passage, as in an in-process ingest (ingest/sections.py).
         texts = [t for i, p in enumerate(prepared) if i in todo for t in passage_inputs(
@@ -145,8 +145,8 @@ def _no_api_server(ray: Any, enabled: bool) -> Iterator[None]:
 def run_on_ray(
     tasks: list[Task], splitter: SplitterConfig, spec: EncoderSpec, options: RayOptions, max_bytes: int,
     context: str = "none", limit: int = 512,
-) -> Iterator[tuple[Prepared, np.ndarray | None]]:
-    """Each task's :class:`Prepared` and its vectors (float32 ``(passages, d)``; ``None`` for a failed or
+) -> Iterator[tuple[ReadFile, np.ndarray | None]]:
+    """Each task's :class:`ReadFile` and its vectors (float32 ``(passages, d)``; ``None`` for a failed or
     unchanged file), in the order of ``tasks``, computed on Ray."""
     if not tasks:
         return
@@ -204,5 +204,5 @@ class RayStages:
         """What the workers embed with (asked by ``Ingest`` before it writes the first vectors)."""
         return EmbeddedWith.pinned(self.spec)
 
-    def __call__(self, tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
+    def __call__(self, tasks: list[Task]) -> Iterator[tuple[ReadFile, np.ndarray | None]]:
         return run_on_ray(tasks, self.splitter, self.spec, self.options, self.max_bytes, self.context, self.limit)

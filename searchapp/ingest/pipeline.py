@@ -1,17 +1,15 @@
-"""Synchronising a folder into an index: load -> split -> encode -> store, only for what changed."""
+"""Synchronising a folder into an index: load -> split -> encode -> store, only for what changed. The run
+(:class:`Ingest`): planning what changed, reading ahead, committing in groups; one file's reading is
+``ingest/reading.py``, the embedding during the reading ``ingest/prefetch.py``, the report ``ingest/summary.py``."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,15 +17,20 @@ import numpy as np
 from searchapp.collection import KEY as COLLECTION_KEY
 from searchapp.collection import setting_rows
 from searchapp.encode.provenance import EmbeddedWith, Provenance
-from searchapp.errors import DataRejectedError, LoadError, SearchappError
+from searchapp.errors import DataRejectedError, SearchappError
 from searchapp.ingest.files import Scope, is_under, walk, walk_picks
-from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
+from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.options import IngestOptions
+from searchapp.ingest.prefetch import Prefetch
+from searchapp.ingest.reading import ReadFile, Task, embeds, prepare
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
+from searchapp.ingest.summary import SKIP_REASONS, IngestSummary
 from searchapp.lines import positions
 from searchapp.store.base import Stores
 from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
+
+__all__ = ["SKIP_REASONS", "Ingest", "IngestSummary", "Progress", "ReadFile", "Record", "Stages", "Task", "prepare"]
 
 # (passages embedded so far, passages to embed in all; None where a distributed run cannot know it beforehand).
 # A reporter that also has a ``stage(text)`` method is told what the run does before it embeds ("listing files",
@@ -53,9 +56,6 @@ PREFETCH_MINIMUM = 32
 # The worker embeds a job this many passages at a time, and stops between two such groups once the run is ending
 # (an error, Ctrl-C): a run that stops waits for one group, not for a whole job.
 PREFETCH_GROUP = 128
-# How the summary counts the files skipped without a warning, and those refused before reading: every key is
-# always present in the JSON.
-SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
 # The version of what the readers make of a file's bytes: loaders, markup blanking, headings and section paths,
 # the splitter. Raise it whenever any of them gives other passages (or sections) for the same file: a re-ingest
 # then reads every file recorded under another version again, though its size and mtime are unchanged, and
@@ -69,192 +69,9 @@ SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_la
 PASSAGES_VERSION = 5
 
 
-@dataclass
-class IngestSummary:
-    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning, ``warnings``
-    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible) and ignore files
-    read in part; ``skipped`` counts files left out by reason (:data:`SKIP_REASONS`: hidden, ignored by the ignore
-    files, unsupported type, excluded by ``--include``/``--exclude``, empty (read, and nothing to search in it: no
-    failure), and too large, which are also failures: they get a warning)."""
-
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    failed: int = 0
-    passages_embedded: int = 0
-    seconds: float = 0.0
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    skipped: Counter[str] = field(default_factory=Counter)
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, object]:
-        """The stable JSON form documented in docs/cli.md."""
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "failed": self.failed,
-            "passages_embedded": self.passages_embedded,
-            "seconds": round(self.seconds, 3),
-            "failures": [{"path": p, "reason": r} for p, r in self.failures],
-            "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},
-            "warnings": [{"path": p, "warning": w} for p, w in self.warnings],
-        }
-
-
-@dataclass(frozen=True)
-class Task:
-    """A file the walk found new or changed (by size or mtime): ``path`` as walked, ``key`` its absolute path
-    (the stored key), and the stored version's id and sha256 if there is one."""
-
-    path: str
-    key: str
-    stored_id: int | None = None
-    stored_sha: str | None = None
-    # The stored passages were made by another version of the readers (PASSAGES_VERSION): same bytes are no
-    # reason to keep them.
-    stale: bool = False
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A task's file loaded and split: its document and passage spans; or ``failure`` (the reason it was
-    skipped); or ``unchanged`` (same content under a new mtime: only the mtime is recorded); or ``same_content``
-    (same content, read again by a newer reader: kept if its passages come out as they are stored)."""
-
-    task: Task
-    document: Document | None = None
-    spans: tuple[Span, ...] = ()
-    failure: str | None = None
-    unchanged: bool = False
-    same_content: bool = False
-    # With a failure: the file was read and holds no text now, so its indexed version goes too.
-    no_text: bool = False
-    # With a failure: the reason it counts as skipped too (SKIP_REASONS), if any.
-    skipped: str | None = None
-    # Problems met reading a file that was read all the same (a malformed PDF repaired), one line each.
-    notes: tuple[str, ...] = ()
-
-
-class _Prefetch:
-    """Embeds documents on one worker thread while the main thread reads the rest: each job takes every passage
-    waiting once the worker is free, in the order read, and the documents embedded are a prefix of those offered
-    (the first one refused closes it). Only one thread uses the encoder at a time: the main thread embeds nothing
-    before :meth:`wait` (``Ingest._flush``)."""
-
-    def __init__(self, encoder: EncoderLike, inputs: Callable[[Prepared], list[str]], most: int, minimum: int) -> None:
-        self.encoder, self.most, self.minimum = encoder, most, minimum
-        self.inputs = inputs  # what the encoder is handed for a document's passages (made when its job is)
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
-        self.open = True
-        self.waiting: list[tuple[int, Prepared]] = []  # (task index, the document read)
-        self.waiting_passages = 0
-        self.taken = 0  # passages offered and taken, waiting or in a job
-        self.jobs: list[Future[np.ndarray]] = []
-        self.where: dict[int, tuple[int, int, int]] = {}  # task index -> (job, first row, end row)
-        self.stopping = threading.Event()
-
-    def offer(self, index: int, result: Prepared) -> None:
-        """Take task ``index``'s document for a job, or close: over the limit, or closed before."""
-        if not self.open or self.taken + len(result.spans) > self.most:
-            self.open = False
-            return
-        self.waiting.append((index, result))
-        self.waiting_passages += len(result.spans)
-        self.taken += len(result.spans)
-        if self.waiting_passages >= self.minimum and not self.busy:
-            self._submit()
-
-    def close(self) -> None:
-        """No more jobs: what is still waiting is embedded by the main thread, as if never offered."""
-        self.open = False
-        self.waiting, self.waiting_passages = [], 0
-
-    @property
-    def busy(self) -> bool:
-        # A job is submitted only when the one before is done: the last is the only one that can be running.
-        return bool(self.jobs) and not self.jobs[-1].done()
-
-    @property
-    def loading(self) -> bool:
-        """Whether a job is waiting for the model to load."""
-        return self.busy and not getattr(self.encoder, "is_loaded", True)
-
-    def vectors(self, index: int) -> np.ndarray | None:
-        """Task ``index``'s float32 ``(passages, d)`` vectors, once its job is done; ``None`` if it was in none. A
-        job's failure is raised here, as the main thread's encode would have raised it."""
-        where = self.where.get(index)
-        if where is None:
-            return None
-        job, start, end = where
-        return self.jobs[job].result()[start:end]
-
-    def wait(self) -> None:
-        """Until the worker's jobs are done (a failure is raised by :meth:`vectors`, for its documents)."""
-        if self.jobs:
-            self.jobs[-1].exception()
-
-    def shutdown(self) -> None:
-        """End the worker: a job still running (the run is ending early) stops after its current group."""
-        self.stopping.set()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        parts = []
-        for at in range(0, len(texts), PREFETCH_GROUP):
-            if self.stopping.is_set():
-                raise CancelledError("the ingest ended before this job")
-            parts.append(self.encoder.encode(texts[at : at + PREFETCH_GROUP]))
-        return np.concatenate(parts)
-
-    def _submit(self) -> None:
-        texts: list[str] = []
-        for index, result in self.waiting:
-            own = self.inputs(result)
-            self.where[index] = (len(self.jobs), len(texts), len(texts) + len(own))
-            texts.extend(own)
-        self.waiting, self.waiting_passages = [], 0
-        self.jobs.append(self.pool.submit(self._embed, texts))
-
-
-# How a run's tasks are loaded, split (and embedded): each task's Prepared and, where workers embedded it, its
+# How a run's tasks are loaded, split (and embedded): each task's ReadFile and, where workers embedded it, its
 # float32 (passages, d) vectors, in the order of the tasks (ingest/distributed.py's RayStages on a Ray cluster).
-Stages = Callable[[list[Task]], Iterable[tuple[Prepared, np.ndarray | None]]]
-
-
-def prepare(
-    task: Task, splitter: SplitterConfig, offsets: OffsetsFn, max_bytes: int = MAX_FILE_BYTES
-) -> Prepared:
-    """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
-    it, and again). A failure of this one file, running out of memory included, is its result, never raised."""
-    notes: list[str] = []
-    try:
-        doc = replace(load_document(Path(task.path), max_bytes, notes), path=task.key)
-    except LoadError as exc:
-        return Prepared(task, failure=exc.reason, no_text=exc.no_text, skipped=exc.skipped)
-    except OSError as exc:
-        return Prepared(task, failure=f"cannot read: {exc.strerror or exc}")
-    except MemoryError:
-        return Prepared(task, failure="out of memory loading it")
-    same = task.stored_sha is not None and task.stored_sha == doc.sha256
-    if same and not task.stale:
-        return Prepared(task, document=doc, unchanged=True, notes=tuple(notes))
-    try:
-        spans = tuple(split(doc.text, offsets, splitter))
-    except MemoryError:
-        return Prepared(task, failure="out of memory splitting it")
-    if not spans:
-        return Prepared(task, failure="no text", no_text=True, skipped="empty")
-    return Prepared(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
-
-
-def _embeds(result: Prepared) -> bool:
-    """Whether ``result``'s passages will be embedded (read whole, changed: not a failure, nor content the index
-    holds already)."""
-    return (result.failure is None and result.document is not None and bool(result.spans)
-            and not result.unchanged and not result.same_content)
+Stages = Callable[[list[Task]], Iterable[tuple[ReadFile, np.ndarray | None]]]
 
 
 @dataclass
@@ -315,7 +132,7 @@ class Ingest:
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
         self.recorded = False  # whether this run's embedding is among the index's settings yet
-        self.prefetch: _Prefetch | None = None  # embedding the first documents while the rest are read
+        self.prefetch: Prefetch | None = None  # embedding the first documents while the rest are read
 
     def run(self) -> IngestSummary:
         """Bring the index in line with the files under the options' root (only those at or under ``within``,
@@ -353,15 +170,15 @@ class Ingest:
         self.summary.seconds = time.perf_counter() - self.started
         return self.summary
 
-    def _read_ahead(self, tasks: list[Task]) -> Iterator[tuple[Prepared, np.ndarray | None]]:
+    def _read_ahead(self, tasks: list[Task]) -> Iterator[tuple[ReadFile, np.ndarray | None]]:
         """Read and split every task first, so that :attr:`total` (the passages to embed) is known before the
         first is embedded; keep what was read up to :data:`READ_AHEAD_CHARS` and read the rest again after.
-        Meanwhile the first documents read are embedded on a second thread (:class:`_Prefetch`)."""
-        kept: list[Prepared | None] = []
+        Meanwhile the first documents read are embedded on a second thread (:class:`Prefetch`)."""
+        kept: list[ReadFile | None] = []
         counts: list[int] = []
         chars = 0
-        prefetch = self.prefetch = _Prefetch(self.encoder, lambda r: self._inputs(r.document, r.spans),  # type: ignore[arg-type]
-                                             PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM)
+        prefetch = self.prefetch = Prefetch(self.encoder, lambda r: self._inputs(r.document, r.spans),  # type: ignore[arg-type]
+                                            PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM, PREFETCH_GROUP)
         try:
             for n, task in enumerate(tasks, 1):
                 self._stage(f"reading files {n}/{len(tasks)}" + (", loading the model" if prefetch.loading else ""))
@@ -371,7 +188,7 @@ class Ingest:
                 if chars + size <= READ_AHEAD_CHARS:
                     chars += size
                     kept.append(result)
-                    if _embeds(result):
+                    if embeds(result):
                         prefetch.offer(n - 1, result)
                 else:
                     kept.append(None)
@@ -440,7 +257,7 @@ class Ingest:
         if dump_metadata(metadata) != old.metadata:
             self.stores.set_metadata(old.id, metadata, old.title)
 
-    def _take(self, result: Prepared, vectors: np.ndarray | None = None) -> None:
+    def _take(self, result: ReadFile, vectors: np.ndarray | None = None) -> None:
         """Record one prepared task: a failure, a touch, or a document pending its commit."""
         if result.failure is not None:
             if result.skipped is not None:
@@ -518,7 +335,7 @@ class Ingest:
         self.pending.append(_Pending(doc, spans, stored.id if stored else None))
         self.pending_passages += len(spans)
 
-    def _same_passages(self, result: Prepared) -> bool:
+    def _same_passages(self, result: ReadFile) -> bool:
         """Whether a file read again by a newer reader gives the passages and sections it is stored with (then
         its vectors stand: the passage context is the index's, unchanged)."""
         if result.task.stored_id is None or result.document is None:

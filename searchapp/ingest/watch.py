@@ -40,7 +40,7 @@ from pathlib import Path
 from searchapp.errors import ConfigError, SearchappError, first_line
 from searchapp.ingest.files import is_under, own_path
 from searchapp.ingest.ignore import Ignores, ignore_scope
-from searchapp.ingest.pipeline import IngestSummary
+from searchapp.ingest.summary import IngestSummary
 
 # A write session: sync(folder, paths) brings the index in line with the files at or under ``paths`` (all of
 # ``folder`` for None) and returns the ingest's summary.

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from searchapp.errors import DocumentNotFoundError
 from searchapp.lines import START, Position, end_of, head, tail
+from searchapp.setting import whole
 from searchapp.store.base import Stores
 from searchapp.types import MAX_WHOLE, DocumentText, PassageContext, StoredPassage
 
@@ -96,7 +97,10 @@ def _whitespace(pos: int, lo: int, mark: tuple[int, Position | None], p: StoredP
 def document_text(stores: Stores, path: str, start: int = 0, max_chars: int | None = None) -> DocumentText:
     """The text of the document with this path (or text id) in ``stores`` from character ``start`` (a whole
     number), at most ``max_chars`` characters of it (all where ``None``); ``DocumentNotFoundError`` if there is no
-    such document."""
+    such document, ``ConfigError`` for a negative ``start`` or a ``max_chars`` below 1."""
+    whole("start", start)
+    if max_chars is not None:
+        whole("max_chars", max_chars, ge=1)
     wanted = min(start + max_chars, MAX_WHOLE) if max_chars is not None else MAX_WHOLE
     found = stores.document_passages(path, start, wanted)
     if found is None:
@@ -112,7 +116,12 @@ def document_text(stores: Stores, path: str, start: int = 0, max_chars: int | No
 def passage_context(stores: Stores, passage_id: int, chars: int = 300, lines: int | None = None) -> PassageContext:
     """The passage ``passage_id`` with up to ``chars`` characters of its document's text before and after it
     (whole numbers both); with ``lines``, of those only the rest of the passage's first and last lines and that
-    many whole lines on each side (as ``grep -C``); ``DocumentNotFoundError`` for an unknown passage id."""
+    many whole lines on each side (as ``grep -C``); ``DocumentNotFoundError`` for an unknown passage id,
+    ``ConfigError`` for a negative ``chars`` or ``lines``."""
+    whole("passage_id", passage_id, ge=1)
+    whole("chars", chars)
+    if lines is not None:
+        whole("lines", lines)
     with stores.reader(dense=False) as reader:
         passage = reader.hydrate([passage_id]).get(passage_id)
     if passage is None:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from searchapp import Index, IndexConfig
-from searchapp.cli import app, index_commands
+from searchapp.cli import app, render
 from tests.unit.test_clean import PAGE
 
 runner = CliRunner()
@@ -46,5 +46,5 @@ def test_the_table_shows_the_clean_text_on_asking(location: str, monkeypatch: py
     clean = table("--text", "clean")
     assert clean.startswith("Request bodies Declare a request body with a Pydantic model.") and "docs_src" not in clean
     # The query's words are marked in the clean text as in the exact one.
-    monkeypatch.setattr(index_commands, "say_styled", lambda pieces, indent=0: print([p for p, lit in pieces if lit]))
+    monkeypatch.setattr(render, "say_styled", lambda pieces, indent=0: print([p for p, lit in pieces if lit]))
     assert table("--text", "clean") == table() == str(["Pydantic", "model"])

@@ -49,7 +49,7 @@ def test_the_http_form_has_the_fields() -> None:
 
 
 def test_the_cli_gives_a_filter_or_none(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.cli.index_commands import _filters
+    from searchapp.cli.query_command import _filters
 
     assert _filters([], None, None) is None
     assert _filters(["team=a", "team=b"], str(tmp_path), "*.md") == Filter(

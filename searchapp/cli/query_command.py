@@ -1,0 +1,109 @@
+"""``searchapp query``: one query, several (``--file``), or the standard input's lines; hits rendered by
+``cli/render.py``."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from searchapp.cli.common import (
+    DEFAULT_INDEX,
+    IndexOpt,
+    JsonOpt,
+    errors,
+    fusion_options,
+    search_options,
+)
+from searchapp.cli.render import render_hits
+from searchapp.errors import SearchappError
+from searchapp.filters import Filter
+from searchapp.keyvalue import parse_choices
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``query`` to ``app``."""
+    app.command()(query)
+
+
+class TextForm(str, Enum):
+    """Which text of a passage the query table shows (the JSON gives both, ``text`` and ``clean_text``)."""
+
+    exact = "exact"
+    clean = "clean"
+
+
+@fusion_options()
+@search_options(own={"filters": ("filter_", "path_prefix", "path_glob", "collection")}, short={"k": "-k"})
+def query(
+    text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Run every line of this file as a query (batched).")
+    ] = None,
+    index: IndexOpt = DEFAULT_INDEX,
+    filter_: Annotated[
+        list[str] | None,
+        typer.Option("--filter", help="Metadata KEY=VALUE the documents must have (repeatable; a repeated KEY "
+                     "means any of its values; VALUE is read as JSON when it parses, else as a string)."),
+    ] = None,
+    path_prefix: Annotated[
+        str | None, typer.Option(help="Only documents under this path (a folder or file; or a text id prefix).")
+    ] = None,
+    path_glob: Annotated[str | None, typer.Option(help="Only documents whose full path matches this glob.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Only documents of this named collection (ingest --collection).")
+    ] = None,
+    text_form: Annotated[
+        TextForm, typer.Option("--text", help="The passage text the table shows: exact (as stored, markup blanked "
+                               "to spaces) or clean (blanks collapsed, include directives dropped, as --json's "
+                               "clean_text).")
+    ] = TextForm.exact,
+    as_json: JsonOpt = False,
+    *,
+    options: dict[str, Any],
+    fusion: dict[str, Any],
+) -> None:
+    """Rank passages for a question (or for every line of --file, encoded in batches)."""
+    from searchapp.index import Index
+    from searchapp.store.locate import display
+
+    with errors():
+        queries = _queries(text, file)
+        filters = _filters(filter_ or [], path_prefix, path_glob, collection)
+        with Index(index) as ix:
+            results = ix.search_batch(queries, filters=filters, **options, **fusion)
+            if not any(results) and ix.is_empty():
+                raise SearchappError(
+                    f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
+                )
+    for q, hits in zip(queries, results, strict=True):
+        render_hits(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
+
+
+def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,
+             collection: str | None = None) -> Filter | None:
+    if path_prefix is not None and os.path.exists(path_prefix):
+        # Files are stored by absolute path; an existing path given on the command line means that file or folder.
+        path_prefix = os.path.abspath(path_prefix)
+    flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob,
+                 collection=collection)
+    return None if flt.empty else flt
+
+
+def _queries(text: str | None, file: Path | None) -> list[str]:
+    if (text is None) == (file is None):
+        # A usage error, as a missing argument is (exit 2).
+        raise typer.BadParameter("give a query TEXT or --file FILE, not both or neither")
+    if file is None:
+        return [text or ""]
+    try:
+        lines = [line.strip() for line in file.read_text(encoding="utf-8").splitlines()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SearchappError(f"{file}: cannot read queries: {exc}") from exc
+    queries = [line for line in lines if line]
+    if not queries:
+        raise SearchappError(f"{file}: no query in it (one a line)")
+    return queries

@@ -1,0 +1,79 @@
+"""Reading one file for an ingest: what the walk found to read (a :class:`Task`), and the file loaded and split
+(:func:`prepare`, a pure function any worker may run: :class:`ReadFile`, or the reason it failed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from searchapp.errors import LoadError
+from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
+from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
+from searchapp.types import Document, Span
+
+
+@dataclass(frozen=True)
+class Task:
+    """A file the walk found new or changed (by size or mtime): ``path`` as walked, ``key`` its absolute path
+    (the stored key), and the stored version's id and sha256 if there is one."""
+
+    path: str
+    key: str
+    stored_id: int | None = None
+    stored_sha: str | None = None
+    # The stored passages were made by another version of the readers (PASSAGES_VERSION): same bytes are no
+    # reason to keep them.
+    stale: bool = False
+
+
+@dataclass(frozen=True)
+class ReadFile:
+    """A task's file loaded and split: its document and passage spans; or ``failure`` (the reason it was
+    skipped); or ``unchanged`` (same content under a new mtime: only the mtime is recorded); or ``same_content``
+    (same content, read again by a newer reader: kept if its passages come out as they are stored)."""
+
+    task: Task
+    document: Document | None = None
+    spans: tuple[Span, ...] = ()
+    failure: str | None = None
+    unchanged: bool = False
+    same_content: bool = False
+    # With a failure: the file was read and holds no text now, so its indexed version goes too.
+    no_text: bool = False
+    # With a failure: the reason it counts as skipped too (SKIP_REASONS), if any.
+    skipped: str | None = None
+    # Problems met reading a file that was read all the same (a malformed PDF repaired), one line each.
+    notes: tuple[str, ...] = ()
+
+
+def prepare(
+    task: Task, splitter: SplitterConfig, offsets: OffsetsFn, max_bytes: int = MAX_FILE_BYTES
+) -> ReadFile:
+    """Load and split one file: the CPU stage, a pure function of the file and the settings (any worker may run
+    it, and again). A failure of this one file, running out of memory included, is its result, never raised."""
+    notes: list[str] = []
+    try:
+        doc = replace(load_document(Path(task.path), max_bytes, notes), path=task.key)
+    except LoadError as exc:
+        return ReadFile(task, failure=exc.reason, no_text=exc.no_text, skipped=exc.skipped)
+    except OSError as exc:
+        return ReadFile(task, failure=f"cannot read: {exc.strerror or exc}")
+    except MemoryError:
+        return ReadFile(task, failure="out of memory loading it")
+    same = task.stored_sha is not None and task.stored_sha == doc.sha256
+    if same and not task.stale:
+        return ReadFile(task, document=doc, unchanged=True, notes=tuple(notes))
+    try:
+        spans = tuple(split(doc.text, offsets, splitter))
+    except MemoryError:
+        return ReadFile(task, failure="out of memory splitting it")
+    if not spans:
+        return ReadFile(task, failure="no text", no_text=True, skipped="empty")
+    return ReadFile(task, document=doc, spans=spans, notes=tuple(notes), same_content=same)
+
+
+def embeds(result: ReadFile) -> bool:
+    """Whether ``result``'s passages will be embedded (read whole, changed: not a failure, nor content the index
+    holds already)."""
+    return (result.failure is None and result.document is not None and bool(result.spans)
+            and not result.unchanged and not result.same_content)

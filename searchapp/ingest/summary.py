@@ -1,0 +1,44 @@
+"""What an ingest reports: the counts, the files that failed or were skipped and why, the warnings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+# How the summary counts the files skipped without a warning, and those refused before reading: every key is
+# always present in the JSON.
+SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
+
+@dataclass
+class IngestSummary:
+    """Outcome of one ingest. ``failures`` holds (path, reason) for each file skipped with a warning, ``warnings``
+    (path, warning) for files indexed despite a problem (a malformed PDF read as far as possible) and ignore files
+    read in part; ``skipped`` counts files left out by reason (:data:`SKIP_REASONS`: hidden, ignored by the ignore
+    files, unsupported type, excluded by ``--include``/``--exclude``, empty (read, and nothing to search in it: no
+    failure), and too large, which are also failures: they get a warning)."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    passages_embedded: int = 0
+    seconds: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md."""
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": self.failed,
+            "passages_embedded": self.passages_embedded,
+            "seconds": round(self.seconds, 3),
+            "failures": [{"path": p, "reason": r} for p, r in self.failures],
+            "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},
+            "warnings": [{"path": p, "warning": w} for p, w in self.warnings],
+        }
