@@ -5,7 +5,10 @@
 Fills an index with N synthetic passages (60 words from a Zipf-like vocabulary of 50,000 words, seeded) and
 random unit vectors of dimension 384 written straight into the stores (no model time), then, in a fresh
 process that opens the index as a user's would, times `Index.search` per mode over --queries queries of 4
-mid-frequency words and reads its resident memory before and after the vectors load. The query vector is random
+mid-frequency words and reads its resident memory before and after the vectors load; then, lexical and hybrid,
+two sets with the common words real questions keep (``QUERY_SETS``: mixed, one word of rank 10-99 and two of
+rank 1,000-19,999; frequent, two of rank 3-29 and one of rank 1,000-19,999), and the lexical index's size
+(``lexical_mb``: its data, `status`'s ``lexical_bytes``). The query vector is random
 too and comes from a stub encoder, so the figures exclude query embedding (measured in docs/performance.md).
 In the same run, as baselines: plain exact FAISS (IndexFlatIP, one thread) over the same vectors, and, up to
 --bm25-max passages, rank_bm25's BM25Okapi over the same texts. Latency uses synthetic vectors;
@@ -55,10 +58,24 @@ def corpus(n: int, words: int, vocab: int, seed: int) -> list[str]:
     return out
 
 
-def queries(n: int, vocab: int, seed: int) -> list[str]:
-    """``n`` queries of 4 words of mid frequency (ranks 200 to 5,000 of :func:`corpus`'s vocabulary)."""
-    rng = np.random.default_rng(seed + 1)
-    return [" ".join(f"w{i}" for i in rng.integers(200, 5000, size=4)) for _ in range(n)]
+# Query sets by name: each word drawn uniformly from a range of ranks of corpus()'s vocabulary, (words, first rank,
+# end rank). The benchmark's own avoids every common word; a real question keeps one or two after the stop list.
+QUERY_SETS: dict[str, list[tuple[int, int, int]]] = {
+    "benchmark": [(4, 200, 5000)],
+    "mixed": [(1, 10, 100), (2, 1000, 20000)],
+    "frequent": [(2, 3, 30), (1, 1000, 20000)],
+}
+
+
+def queries(n: int, vocab: int, seed: int, kind: str = "benchmark") -> list[str]:
+    """``n`` queries of the set ``kind`` (:data:`QUERY_SETS`; the benchmark's own: 4 words of mid frequency,
+    ranks 200 to 5,000 of :func:`corpus`'s vocabulary)."""
+    rng = np.random.default_rng(seed + 1 + list(QUERY_SETS).index(kind))
+    out = []
+    for _ in range(n):
+        ranks = [int(r) for words, lo, hi in QUERY_SETS[kind] for r in rng.integers(lo, min(hi, vocab), size=words)]
+        out.append(" ".join(f"w{i}" for i in ranks))
+    return out
 
 
 class StubEncoder:
@@ -186,7 +203,21 @@ def measure(path: Path | str, n_queries: int, seed: int, fixed: np.ndarray | Non
         # Ten documents, each by its passages (query/documents.py): what `--group-by document` costs on top.
         p50, p95 = latencies(lambda q: ix.search(q, k=10, mode="hybrid", group_by="document"), qs)
         out["hybrid_grouped_p50_ms"], out["hybrid_grouped_p95_ms"] = p50, p95
+        out.update(other_sets(ix, n_queries, seed))
     out["query_process_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
+    return out
+
+
+def other_sets(ix: Index, n_queries: int, seed: int) -> dict[str, float]:
+    """Lexical and hybrid p50 / p95 ms of the query sets with common words (``mixed_lexical_p50_ms``, ...)."""
+    out = {}
+    for kind in QUERY_SETS:
+        if kind == "benchmark":
+            continue
+        qs = queries(n_queries, 50_000, seed, kind)
+        for mode in ("lexical", "hybrid"):
+            p50, p95 = latencies(lambda q, mode=mode: ix.search(q, k=10, mode=mode), qs)
+            out[f"{kind}_{mode}_p50_ms"], out[f"{kind}_{mode}_p95_ms"] = p50, p95
     return out
 
 
@@ -258,6 +289,8 @@ def main() -> None:
                     help="the passages' and queries' vectors: random unit ones, or grown around SciFact's real "
                     "passage vectors with SciFact's real queries (needs its fp32 eval cache); use another "
                     "--index-dir and schema for each")
+    ap.add_argument("--lexical", default=None, choices=("fts5", "tantivy"),
+                    help="the lexical engine of a folder index built here (an index keeps the one it was made with)")
     ap.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the fresh query process
     ap.add_argument("--query-vectors", type=Path, help=argparse.SUPPRESS)  # internal: its query vectors (.npy)
     args = ap.parse_args()
@@ -265,6 +298,10 @@ def main() -> None:
         fixed = np.load(args.query_vectors) if args.query_vectors else None
         print(json.dumps(measure(args.measure, args.queries, args.seed, fixed)))
         return
+    if args.lexical:
+        from searchapp.store import lexical_index
+
+        lexical_index.DEFAULT = args.lexical  # what an index made now records as its engine
     with tempfile.TemporaryDirectory() as scratch:
         run_all(args, Path(scratch))
 
@@ -316,6 +353,10 @@ def run_all(args: argparse.Namespace, scratch: Path) -> None:
         out["build_s"] = round(build(path, args.passages, args.seed, vecs=vecs), 1)
         out["build_peak_rss_mb"] = round(rss_mb("VmHWM"), 1)
     out["disk_mb"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
+    with Index(path, encoder=StubEncoder(args.seed)) as ix:
+        facts = ix.stats().facts
+    out["lexical_engine"] = facts.get("lexical_engine")
+    out["lexical_mb"] = round(int(facts.get("lexical_bytes") or 0) / 2**20, 1)  # type: ignore[call-overload]
     out.update(measured(str(path)))
     out["vectors_rss_mb"] = round(float(out["rss_vectors_loaded_mb"]) - float(out["rss_open_mb"]), 1)  # type: ignore[arg-type]
     out["vectors_rss_ratio"] = round(float(out["vectors_rss_mb"]) / float(out["raw_vectors_mb"]), 3)  # type: ignore[arg-type]

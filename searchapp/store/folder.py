@@ -10,9 +10,10 @@ process's writes) is rebuilt from the stored vectors, straight into the kind of 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
@@ -24,9 +25,10 @@ from sqlalchemy import Connection, text
 from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
 from searchapp.filters import Filter
 from searchapp.sqlite_driver import dbapi, library
+from searchapp.store import lexical_index
 from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import Restrict, passages_sql
-from searchapp.store.lexical_index import LexicalSession, SessionContext
+from searchapp.store.lexical_index import LexicalSession, SessionContext, engine
 from searchapp.store.lock import FileLock
 from searchapp.store.sqlite import Database, has_settings
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from searchapp.store.vectors import VectorStore
 
 DB_NAME = "index.db"
+LEXICAL_ENGINE_KEY = "lexical_engine"  # the settings row naming the index's lexical engine
 VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
 
@@ -74,6 +77,8 @@ class FolderStores(Database, Stores):
         self.read_only = read_only
         self._dimension = dimension
         Database.__init__(self, folder / DB_NAME, read_only)
+        # The lexical engine is the index's, recorded when it was made: two engines never write one index.
+        self.lexical_index = engine(self._lexical_engine_name(), folder)
         self.lock = FileLock(folder / LOCK_NAME)
         self._vectors: VectorStore | None = None
         self._load_mutex = threading.RLock()
@@ -98,6 +103,24 @@ class FolderStores(Database, Stores):
             except OSError as exc:
                 raise ConfigError(f"{folder}: cannot create index folder: {exc.strerror or exc}") from exc
         return cls(folder, policy, dimension, read_only=read_only, made_folder=made_folder)
+
+    def _lexical_engine_name(self) -> str:
+        """The engine recorded among the settings; an index made before engines were recorded is FTS5's, a new
+        one gets the registry's default (recorded with its first settings: :meth:`put_settings`)."""
+        rows = self.settings()
+        if LEXICAL_ENGINE_KEY in rows:
+            name = str(json.loads(rows[LEXICAL_ENGINE_KEY]))
+            if name not in lexical_index.ENGINES:
+                raise ConfigError(f"{self.folder}: this index's lexical engine {name!r} is not one this version "
+                                  f"has ({', '.join(lexical_index.ENGINES)})")
+            return name
+        return "fts5" if rows else lexical_index.DEFAULT
+
+    def put_settings(self, rows: Mapping[str, str]) -> None:
+        """The settings rows, with the lexical engine's the first time any are stored."""
+        if rows and LEXICAL_ENGINE_KEY not in self.settings():
+            rows = {**rows, LEXICAL_ENGINE_KEY: json.dumps(self.lexical_index.name)}
+        super().put_settings(rows)
 
     def discard(self) -> None:
         self.close()
@@ -211,7 +234,20 @@ class FolderStores(Database, Stores):
             self._drop_stale_vectors()
             # Checked against the database as it is before this writer adds anything.
             _ = self.vectors
+            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=True)
             yield
+
+    def lexical_ready(self) -> None:
+        """The lexical index current with the records before a read (rebuilt on disk only under the writer lock,
+        taken without waiting; else, for this process, in memory)."""
+        if self.read_only or self.lock.held_here:
+            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=not self.read_only)
+            return
+        try:
+            with self.lock.hold(wait=False):
+                self.lexical_index.ready(self.id_summary, self.passage_texts, writable=True)
+        except (IndexLockedError, OSError):
+            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=False)
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         """SQLite and FTS5 in one transaction, then FAISS in memory (written out by :meth:`flush`; a crash
@@ -239,8 +275,12 @@ class FolderStores(Database, Stores):
             yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if exact else 0), MAX_PARTS))
 
     def facts(self) -> dict[str, object]:
-        """The SQLite library the index is read and written through, and its version (``sqlite_driver``)."""
-        return {"sqlite_library": library(), "sqlite_version": dbapi().sqlite_version}
+        """The SQLite library the index is read and written through and its version (``sqlite_driver``), the
+        lexical engine and the bytes its data take."""
+        with self.connect() as conn:
+            lexical_bytes = self.lexical_index.size(conn)
+        return {"sqlite_library": library(), "sqlite_version": dbapi().sqlite_version,
+                "lexical_engine": self.lexical_index.name, "lexical_bytes": lexical_bytes}
 
     def disk_bytes(self) -> int:
         size = 0
@@ -278,6 +318,7 @@ class FolderReader(Reader):
     def lexical_side(self) -> LexicalSession:
         """The session's lexical side, by the stores' lexical index (``store/lexical_index.py``); on a large index
         with several cores it scores a query in parts, a connection each."""
+        self.stores.lexical_ready()
         context = SessionContext(self.conn, self.restrict, self.stores.connect, self._stack, self._max_parts,
                                  PARALLEL_MIN, _worker)
         return self.stores.lexical_index.session(context)

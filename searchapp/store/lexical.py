@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
@@ -256,6 +257,19 @@ class Fts5Index:
 
     name = "fts5"
 
+    def __init__(self, folder: Path | None = None) -> None:
+        pass  # in the database itself: nothing of its own in the folder
+
+    def ready(self, summary: Callable[[], tuple[int, int]], passages: Callable[[], Iterator[tuple[int, str, str]]],
+              writable: bool) -> None:
+        pass  # written in the records' own transactions: always current
+
+    def committed(self) -> None:
+        pass
+
+    def abandoned(self) -> None:
+        pass
+
     def add(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
         index_passages(conn, ids, texts, sections)
 
@@ -264,6 +278,15 @@ class Fts5Index:
 
     def session(self, context: SessionContext) -> Fts5Session:
         return Fts5Session(context)
+
+    def size(self, conn: Connection) -> int:
+        """The bytes of FTS5's shadow tables' payload: the posting lists and structure (``_data``), the rows'
+        token counts (``_docsize``) and the term index (``_idx``), without SQLite's page overhead (the SQLite
+        library searchapp uses here has no ``dbstat``)."""
+        return int(_rows(conn, "SELECT (SELECT coalesce(sum(length(block)), 0) FROM passages_fts_data) + "
+                               "(SELECT coalesce(sum(length(sz)), 0) FROM passages_fts_docsize) + "
+                               "(SELECT coalesce(sum(length(term)) + 16 * count(*), 0) FROM passages_fts_idx)",
+                         {})[0][0])
 
 
 class Fts5Session:

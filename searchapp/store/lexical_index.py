@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from sqlalchemy import Connection
@@ -85,14 +86,38 @@ class LexicalIndex(Protocol):
         """The lexical side of a read session."""
         ...
 
+    def size(self, conn: Connection) -> int:
+        """Bytes the engine's data take (for ``status`` and the benchmarks)."""
+        ...
 
-# The engines by name, each as "module:class" (imported when first asked for): the folder backend's is "fts5".
-ENGINES: dict[str, str] = {"fts5": "searchapp.store.lexical:Fts5Index"}
+    def ready(self, summary: Callable[[], tuple[int, int]], passages: Callable[[], Iterator[tuple[int, str, str]]],
+              writable: bool) -> None:
+        """Before a read session or a write: an engine whose data live outside the records' transactions checks
+        them against the records (``summary``: the passage count and largest id) and catches up from
+        ``passages`` (``(id, text, section)`` in id order) where they are behind; in memory unless ``writable``."""
+        ...
+
+    def committed(self) -> None:
+        """The records' write transaction committed: apply what ``add`` and ``remove`` staged (an engine whose
+        data live outside the transaction)."""
+        ...
+
+    def abandoned(self) -> None:
+        """The records' write transaction rolled back: drop what was staged."""
+        ...
+
+
+# The engines by name, each as "module:class" (imported when first asked for; made with the index folder, or None
+# for a database alone): the folder backend's is "fts5".
+ENGINES: dict[str, str] = {
+    "fts5": "searchapp.store.lexical:Fts5Index",
+    "tantivy": "searchapp.store.tantivy_lexical:TantivyIndex",
+}
 DEFAULT = "fts5"
 
 
-def engine(name: str | None = None) -> LexicalIndex:
-    """A new instance of the engine registered as ``name`` (else :data:`DEFAULT`)."""
+def engine(name: str | None = None, folder: Path | None = None) -> LexicalIndex:
+    """A new instance of the engine registered as ``name`` (else :data:`DEFAULT`) for the index in ``folder``."""
     module, _, cls = ENGINES[name or DEFAULT].partition(":")
-    made: LexicalIndex = getattr(importlib.import_module(module), cls)()
+    made: LexicalIndex = getattr(importlib.import_module(module), cls)(folder)
     return made

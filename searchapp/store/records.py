@@ -389,6 +389,20 @@ class Records(ABC):
             n, top = conn.execute(select(func.count(), func.max(p.c.id))).one()
         return int(n), int(top or 0)
 
+    def passage_texts(self, batch: int = 10000) -> Iterator[tuple[int, str, str]]:
+        """Every passage as ``(id, text, section path)``, in id order (a derived lexical index rebuilt)."""
+        p = self.tables.passages
+        last = 0
+        with self.engine.connect() as conn:
+            while True:
+                rows = conn.execute(
+                    select(p.c.id, p.c.text, p.c.section).where(p.c.id > last).order_by(p.c.id).limit(batch)
+                ).all()
+                if not rows:
+                    return
+                yield from ((int(r[0]), r[1], r[2]) for r in rows)
+                last = int(rows[-1][0])
+
     def stored_vectors(self, dimension: int, batch: int = 10000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """All stored vectors as (ids int64 ``(n,)``, vectors float32 ``(n, d)``) batches, in id order."""
         p = self.tables.passages

@@ -57,7 +57,7 @@ class Database(Records):
     def __init__(self, db_path: Path, read_only: bool = False, lexical_index: LexicalIndex | None = None) -> None:
         self.path = db_path
         # The lexical engine kept in step inside the record transactions (store/lexical_index.py).
-        self.lexical_index = lexical_index or engine()
+        self.lexical_index = lexical_index or engine("fts5")
         # A folder this process cannot write is still readable: opened read-only whatever was asked.
         self.db_read_only = read_only or not schema.writable(db_path.parent)
         self.engine = schema.make_engine(db_path, self.db_read_only)
@@ -86,8 +86,14 @@ class Database(Records):
         """A write transaction. A failed write (disk full, I/O error, read-only file) rolls the whole transaction
         back and is raised as ``StorageError``: the database stays as it was before it."""
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            try:
+                with self.engine.begin() as conn:
+                    yield conn
+            except BaseException:
+                self.lexical_index.abandoned()
+                raise
+            # Committed: a lexical index kept outside the transaction follows it now (store/lexical_index.py).
+            self.lexical_index.committed()
         except OperationalError as exc:
             reason = str(exc.orig) if exc.orig is not None else str(exc)
             raise StorageError(f"{self.path}: cannot write the index database: {reason}") from exc

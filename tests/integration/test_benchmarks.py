@@ -134,8 +134,10 @@ def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     out = run(monkeypatch, capsys, "query.py", "--passages", "300", "--queries", "5", "--bm25-max", "300", *postgres)
     assert out["passages"] == 300 and out["vector_index"] == "flat"
     for key in ("lexical_p50_ms", "dense_p50_ms", "hybrid_p50_ms", "hybrid_grouped_p50_ms", "faiss_exact_p50_ms",
-                "rank_bm25_p50_ms"):
+                "rank_bm25_p50_ms", "mixed_lexical_p50_ms", "mixed_hybrid_p95_ms", "frequent_lexical_p50_ms",
+                "frequent_hybrid_p50_ms"):
         assert out[key] > 0, key
+    assert out["lexical_engine"] == "fts5" and out["lexical_mb"] >= 0
     if postgres:
         assert out["postgresql_build_s"] is not None and out["postgresql_bm25_build_s"] >= 0
         assert out["postgresql_vector_index"] == "flat" and out["postgresql_hybrid_p50_ms"] > 0
