@@ -2,11 +2,12 @@
 index database in ``lexical/``: top-k search that stops early (Block-Max WAND) instead of scoring every passage
 that matches any term.
 
-It reads the one analysis: each passage's text and section path as FTS5's tokenizer makes them into terms
-(``analysis.fts5_terms``: lower-cased, accents folded, Porter stems, runs of scripts written without spaces cut
-into two-letter units), handed to tantivy pre-tokenized; a query's terms likewise (``analysis.fts5_query_terms``).
-The score is BM25 (k1 1.2, b 0.75) of the text plus ``analysis.SECTION_WEIGHT`` times BM25 of the section path,
-each field with its own statistics.
+It reads the one analysis, as PostgreSQL's BM25 index does: each passage's terms as FTS5's tokenizer makes them
+(lower-cased, accents folded, Porter stems, runs of scripts written without spaces cut into two-letter units), its
+section path's ``analysis.SECTION_WEIGHT`` times and then its text's, in one field (``analysis.lexical_fields``),
+split at spaces; a query's terms likewise (``analysis.fts5_query_terms``). The score is tantivy's BM25 (k1 1.2,
+b 0.75) over that field. (Two fields, the section's boosted, scored Flask's documentation questions worse: each
+field's own length statistics reward a short section path that repeats the query's words.)
 
 Derived data, as the FAISS file is: written after the records' transaction commits (what a write adds or removes
 is staged inside it, and dropped if it rolls back), and checked against the database when a session first reads
@@ -29,7 +30,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from searchapp.analysis import SECTION_WEIGHT, fts5_query_terms, fts5_terms, query_terms, stems
+from searchapp.analysis import fts5_query_terms, lexical_fields, query_terms, stems
 from searchapp.extras import missing
 from searchapp.store.lexical_index import SessionContext
 from searchapp.types import Run
@@ -69,8 +70,7 @@ class TantivyIndex:
         t = _tantivy()
         builder = t.SchemaBuilder()
         builder.add_unsigned_field("id", stored=False, indexed=True, fast=True)
-        for field in ("text", "section"):
-            builder.add_text_field(field, tokenizer_name=TOKENIZER, index_option="freq")
+        builder.add_text_field("terms", tokenizer_name=TOKENIZER, index_option="freq")
         return builder.build()
 
     def _open(self, in_memory: bool = False) -> Any:
@@ -132,13 +132,11 @@ class TantivyIndex:
         if not rows:
             return
         t = _tantivy()
-        texts = fts5_terms([r[1] for r in rows])
-        sections = fts5_terms([r[2] for r in rows])
-        for (pid, _, _), body, section in zip(rows, texts, sections, strict=True):
+        fields = lexical_fields([r[1] for r in rows], [r[2] for r in rows])
+        for (pid, _, _), terms in zip(rows, fields, strict=True):
             doc = t.Document()
             doc.add_unsigned("id", pid)
-            doc.add_text("text", body)
-            doc.add_text("section", section)
+            doc.add_text("terms", terms)
             writer.add_document(doc)
 
     # -- writes: staged in the records' transaction, applied after it commits ----------------------------------
@@ -218,12 +216,9 @@ class TantivySession:
 
     def _query(self, terms: Sequence[str], among: Sequence[int] | None) -> Any:
         t = _tantivy()
-        should = []
-        for term in dict.fromkeys(terms):
-            should.append((t.Occur.Should, t.Query.term_query(self._schema, "text", term)))
-            should.append((t.Occur.Should, t.Query.boost_query(t.Query.term_query(self._schema, "section", term),
-                                                                float(SECTION_WEIGHT))))
-        query = t.Query.boolean_query(should)
+        # A term twice where two of the query's words share it, as FTS5's OR of one phrase a word counts it.
+        query = t.Query.boolean_query([(t.Occur.Should, t.Query.term_query(self._schema, "terms", term))
+                                       for term in terms])
         filters = [ids for ids in (self._allowed, among) if ids is not None]
         if not filters:
             return query
@@ -256,6 +251,6 @@ class TantivySession:
         out = {}
         for word, found in zip(words, stems(words), strict=True):
             if found:
-                df = searcher.doc_freq("text", min(found))
+                df = searcher.doc_freq("terms", min(found))
                 out[word] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         return out
