@@ -31,6 +31,7 @@ from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lexical_index import LexicalSession, SessionContext, engine
 from searchapp.store.lock import FileLock
 from searchapp.store.sqlite import Database, has_settings
+from searchapp.store.tantivy_lexical import GENERATION_KEY
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
 from searchapp.types import (
     COSINE_MIN,
@@ -62,6 +63,7 @@ class FolderStores(Database, Stores):
     writes a file, not even a rebuilt vector file."""
 
     backend = "folder"
+    private_settings = (GENERATION_KEY,)  # the tantivy engine's own bookkeeping, not a setting
 
     def __init__(
         self,
@@ -234,20 +236,23 @@ class FolderStores(Database, Stores):
             self._drop_stale_vectors()
             # Checked against the database as it is before this writer adds anything.
             _ = self.vectors
-            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=True)
+            self.lexical_index.ready(self.connect, self.passage_texts, "write")
             yield
 
     def lexical_ready(self) -> None:
-        """The lexical index current with the records before a read (rebuilt on disk only under the writer lock,
-        taken without waiting; else, for this process, in memory)."""
-        if self.read_only or self.lock.held_here:
-            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=not self.read_only)
-            return
-        try:
-            with self.lock.hold(wait=False):
-                self.lexical_index.ready(self.id_summary, self.passage_texts, writable=True)
-        except (IndexLockedError, OSError):
-            self.lexical_index.ready(self.id_summary, self.passage_texts, writable=False)
+        """The lexical index current with the records before a read: caught up on disk where this process may
+        take the writer lock (without waiting), else read as another process's writer keeps it, or, in a folder
+        this process cannot write, in memory."""
+        if self.read_only:
+            self.lexical_index.ready(self.connect, self.passage_texts, "read")
+        elif self.lock.held_here:
+            self.lexical_index.ready(self.connect, self.passage_texts, "write")
+        else:
+            try:
+                with self.lock.hold(wait=False):
+                    self.lexical_index.ready(self.connect, self.passage_texts, "write")
+            except (IndexLockedError, OSError):
+                self.lexical_index.ready(self.connect, self.passage_texts, "busy")
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
         """SQLite and FTS5 in one transaction, then FAISS in memory (written out by :meth:`flush`; a crash

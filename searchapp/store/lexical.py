@@ -34,7 +34,7 @@ from sqlalchemy import Connection, text
 from searchapp.analysis import SECTION_WEIGHT, query_terms
 from searchapp.segment import for_tokenizer
 from searchapp.store.filter_sql import Restrict
-from searchapp.store.lexical_index import SessionContext
+from searchapp.store.lexical_index import Access, SessionContext
 from searchapp.store.records import MAX_PARAMS
 from searchapp.types import Run
 
@@ -260,8 +260,8 @@ class Fts5Index:
     def __init__(self, folder: Path | None = None) -> None:
         pass  # in the database itself: nothing of its own in the folder
 
-    def ready(self, summary: Callable[[], tuple[int, int]], passages: Callable[[], Iterator[tuple[int, str, str]]],
-              writable: bool) -> None:
+    def ready(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]],
+              access: Access) -> None:
         pass  # written in the records' own transactions: always current
 
     def committed(self) -> None:

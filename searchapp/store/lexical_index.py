@@ -14,12 +14,16 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from sqlalchemy import Connection
 
 from searchapp.store.filter_sql import Restrict
 from searchapp.types import Run
+
+# Who is about to read or write (LexicalIndex.ready): a writer holding the folder's lock, a reader of a folder it
+# cannot write, or a reader while another process holds the lock.
+Access = Literal["write", "read", "busy"]
 
 
 class Matched(Protocol):
@@ -90,11 +94,13 @@ class LexicalIndex(Protocol):
         """Bytes the engine's data take (for ``status`` and the benchmarks)."""
         ...
 
-    def ready(self, summary: Callable[[], tuple[int, int]], passages: Callable[[], Iterator[tuple[int, str, str]]],
-              writable: bool) -> None:
-        """Before a read session or a write: an engine whose data live outside the records' transactions checks
-        them against the records (``summary``: the passage count and largest id) and catches up from
-        ``passages`` (``(id, text, section)`` in id order) where they are behind; in memory unless ``writable``."""
+    def ready(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]],
+              access: Access) -> None:
+        """Before every read session and write: an engine whose data live outside the records' transactions
+        checks them against the records (read on a connection from ``connect``) and, where they are behind,
+        catches up from ``passages`` (``(id, text, section)`` in id order): on disk for a writer (``"write"``),
+        in memory for a reader of a folder it cannot write (``"read"``); a reader while another process writes
+        (``"busy"``) reads what is on disk, which that writer keeps current."""
         ...
 
     def committed(self) -> None:

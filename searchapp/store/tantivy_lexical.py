@@ -9,21 +9,26 @@ split at spaces; a query's terms likewise (``analysis.fts5_query_terms``). The s
 b 0.75) over that field. (Two fields, the section's boosted, scored Flask's documentation questions worse: each
 field's own length statistics reward a short section path that repeats the query's words.)
 
-Derived data, as the FAISS file is: written after the records' transaction commits (what a write adds or removes
-is staged inside it, and dropped if it rolls back), and checked against the database when a session first reads
-it: its passage count and largest id against the records'; a stale or missing index is rebuilt from the stored
-passages (in memory for a reader that cannot write the folder).
-
-Opt in (an engine of ``lexical_index.ENGINES``; FTS5 stays the folder backend's default until this one has been
-measured against it: docs/performance.md).
+Derived data, as the FAISS file is, with its own commit: what a write adds or removes is staged inside the
+records' transaction, which also counts the write (the ``lexical_generation`` settings row), and applied after
+that transaction commits; tantivy's commit is then followed by a small state file naming the generation it holds.
+Every read session compares the two (one row, one small file): an index behind the records (a kill between the
+two commits, or between tantivy's and the state file), missing (deleted by hand) or torn is rebuilt from the
+stored passages, with a line on stderr: beside the old one and swapped in by rename where this process may
+write the folder, in memory where it cannot; a reader while another process writes reads the disk's, which that
+writer made current when it took the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
+import os
 import shutil
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,13 +37,31 @@ from sqlalchemy import Connection, text
 
 from searchapp.analysis import fts5_query_terms, lexical_fields, query_terms, stems
 from searchapp.extras import missing
-from searchapp.store.lexical_index import SessionContext
+from searchapp.store.lexical_index import Access, SessionContext
 from searchapp.types import Run
 
 FOLDER = "lexical"
+STATE = "searchapp-state"  # in FOLDER: "<build> <generation>", the records' write generation the index holds
+GENERATION_KEY = "lexical_generation"  # the settings row counting the records' lexical writes
 TOKENIZER = "searchapp_terms"  # the terms are ours (analysis.py): split at the spaces fts5_terms joins them with
 REBUILD_BATCH = 2_000
 WRITER_HEAP = 64 * 2**20
+
+log = logging.getLogger(__name__)
+
+
+def records_generation(conn: Connection) -> int:
+    """How many lexical writes the records have committed (as ``conn``'s snapshot sees them)."""
+    value = conn.execute(text("SELECT value FROM settings WHERE key = :k"), {"k": GENERATION_KEY}).scalar()
+    return int(value or 0)
+
+
+def bump_generation(conn: Connection) -> int:
+    """Count one more lexical write in the records' transaction on ``conn``; its new generation."""
+    return int(conn.execute(text(
+        "INSERT INTO settings (key, value) VALUES (:k, '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value"
+    ), {"k": GENERATION_KEY}).scalar_one())
 
 
 def _tantivy() -> Any:
@@ -59,9 +82,11 @@ class TantivyIndex:
             raise ValueError("the tantivy lexical index lives in an index folder")
         self.path = folder / FOLDER
         self._index: Any = None
+        self._build = ""  # the on-disk build the open index is ("" in memory)
+        self._generation = -1  # the records' generation the open index holds
         self._staged: list[tuple[str, Sequence[int], Sequence[str], Sequence[str]]] = []
+        self._staged_generation: int | None = None
         self._mutex = threading.RLock()
-        self._checked = False
 
     # -- the index itself --------------------------------------------------------------------------------------
 
@@ -73,59 +98,96 @@ class TantivyIndex:
         builder.add_text_field("terms", tokenizer_name=TOKENIZER, index_option="freq")
         return builder.build()
 
-    def _open(self, in_memory: bool = False) -> Any:
+    @staticmethod
+    def _open(path: Path | None) -> Any:
         t = _tantivy()
-        if in_memory:
-            index = t.Index(self._schema())
+        if path is None:
+            index = t.Index(TantivyIndex._schema())
         else:
-            self.path.mkdir(exist_ok=True)
-            index = t.Index(self._schema(), path=str(self.path), reuse=True)
+            path.mkdir(exist_ok=True)
+            index = t.Index(TantivyIndex._schema(), path=str(path), reuse=True)
         index.register_tokenizer(TOKENIZER, t.TextAnalyzerBuilder(t.Tokenizer.whitespace()).build())
         return index
 
-    def _state(self, index: Any) -> tuple[int, int]:
-        """(passages, largest id or 0) the index holds."""
-        t = _tantivy()
-        index.reload()
-        searcher = index.searcher()
-        n = searcher.num_docs
-        if not n:
-            return 0, 0
-        hits = searcher.search(t.Query.all_query(), 1, count=False, order_by_field="id").hits
-        return n, int(hits[0][0]) if hits else 0
+    def _state(self) -> tuple[str, int] | None:
+        """(build, generation) of the index on disk: the records' generation its last commit holds."""
+        try:
+            build, generation = (self.path / STATE).read_text(encoding="ascii").split()
+            return build, int(generation)
+        except (OSError, ValueError):
+            return None
 
-    def ready(self, summary: Callable[[], tuple[int, int]], passages: Callable[[], Iterator[tuple[int, str, str]]],
-              writable: bool) -> None:
-        """Make the index current with the records (``summary``: their passage count and largest id), rebuilt
-        from ``passages`` where it is not: on disk where ``writable``, else in memory. Checked once a process."""
+    def _write_state(self, path: Path, build: str, generation: int) -> None:
+        # Written after tantivy's own commit, by rename: a kill before it leaves the older state, read as behind.
+        tmp = path / (STATE + ".tmp")
+        tmp.write_text(f"{build} {generation}\n", encoding="ascii")
+        os.replace(tmp, path / STATE)
+
+    def ready(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]],
+              access: Access) -> None:
+        """Compare the index's generation with the records' (one settings row and one small file, every read
+        session) and rebuild it from ``passages`` where it is behind: on disk for ``"write"``, in memory for
+        ``"read"``; ``"busy"`` reads the disk's, which the writer holding the lock keeps current."""
         with self._mutex:
-            if self._index is not None and self._checked:
-                return
-            index = None
-            with contextlib.suppress(Exception):  # a missing, torn or foreign folder: rebuilt below
-                index = self._open()
-                if self._state(index) != summary():
-                    index = None
-            if index is None:
-                index = self._rebuild(passages, in_memory=not writable)
-            self._index, self._checked = index, True
+            with connect() as conn:
+                want = records_generation(conn)
+            state = self._state()
+            if self._index is not None:
+                if not self._build:  # in memory
+                    if self._generation >= want:
+                        return
+                elif state is not None and state[0] == self._build and (state[1] >= want or access == "busy"):
+                    self._generation = state[1]
+                    return
+                elif state is None and access == "busy":
+                    return  # a writer is replacing it: the open one serves until it is back
+            if state is not None and (state[1] >= want or access == "busy"):
+                with contextlib.suppress(Exception):  # a torn or foreign folder: rebuilt below
+                    self._index, self._build, self._generation = self._open(self.path), state[0], state[1]
+                    return
+            if access == "write":
+                self._rebuild(want, passages, on_disk=True)
+            else:
+                self._rebuild(want, passages, on_disk=False)
 
-    def _rebuild(self, passages: Callable[[], Iterator[tuple[int, str, str]]], in_memory: bool) -> Any:
-        if not in_memory:
-            shutil.rmtree(self.path, ignore_errors=True)
-        index = self._open(in_memory)
+    def _rebuild(self, generation: int, passages: Callable[[], Iterator[tuple[int, str, str]]],
+                 on_disk: bool) -> None:
+        """A new index of every stored passage: on disk, built beside the old one and swapped in by rename (a
+        reader of the old keeps it until it sees the new build), else in memory for this process."""
+        where = "on disk" if on_disk else "in memory, as this process cannot write the folder"
+        log.warning("rebuilding the lexical index of %s from its stored passages (%s)", self.path.parent, where)
+        started = time.monotonic()
+        path = self.path.with_name(FOLDER + ".new") if on_disk else None
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+        index = self._open(path)
         writer = index.writer(WRITER_HEAP, 1)
         batch: list[tuple[int, str, str]] = []
+        n = 0
         for row in passages():
             batch.append(row)
             if len(batch) >= REBUILD_BATCH:
                 self._add_rows(writer, batch)
+                n += len(batch)
                 batch = []
         self._add_rows(writer, batch)
+        n += len(batch)
         writer.commit()
         writer.wait_merging_threads()
+        build = ""
+        if path is not None:
+            build = uuid.uuid4().hex
+            self._write_state(path, build, generation)
+            old = self.path.with_name(FOLDER + ".old")
+            shutil.rmtree(old, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(self.path, old)
+            os.replace(path, self.path)
+            shutil.rmtree(old, ignore_errors=True)
+            index = self._open(self.path)
         index.reload()
-        return index
+        self._index, self._build, self._generation = index, build, generation
+        log.warning("rebuilt the lexical index: %d passages in %.1f s", n, time.monotonic() - started)
 
     @staticmethod
     def _add_rows(writer: Any, rows: Sequence[tuple[int, str, str]]) -> None:
@@ -143,28 +205,37 @@ class TantivyIndex:
 
     def add(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
         self._staged.append(("add", list(ids), list(texts), list(sections)))
+        self._staged_generation = bump_generation(conn)
 
     def remove(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
         self._staged.append(("remove", list(ids), [], []))
+        self._staged_generation = bump_generation(conn)
 
     def committed(self) -> None:
         staged, self._staged = self._staged, []
-        if not staged or self._index is None:
-            # Not opened in this process: the next session's check finds it behind the records and rebuilds it.
-            self._checked = False
+        generation, self._staged_generation = self._staged_generation, None
+        if not staged or generation is None:
             return
-        writer = self._index.writer(WRITER_HEAP, 1)
-        for kind, ids, texts, sections in staged:
-            if kind == "remove":
-                for pid in ids:
-                    writer.delete_documents_by_term("id", pid)
-            else:
-                self._add_rows(writer, list(zip(ids, texts, sections, strict=True)))
-        writer.commit()
-        writer.wait_merging_threads()
+        with self._mutex:
+            if self._index is None or not self._build:
+                # Not made ready on disk in this process: the next ready() finds it behind and rebuilds it.
+                return
+            writer = self._index.writer(WRITER_HEAP, 1)
+            for kind, ids, texts, sections in staged:
+                if kind == "remove" and ids:
+                    # By a query, not delete_documents_by_term: the binding makes a Python int a signed term,
+                    # which never equals the unsigned field's, and deletes nothing.
+                    t = _tantivy()
+                    writer.delete_documents_by_query(t.Query.term_set_query(self._index.schema, "id", list(ids)))
+                else:
+                    self._add_rows(writer, list(zip(ids, texts, sections, strict=True)))
+            writer.commit()
+            writer.wait_merging_threads()
+            self._write_state(self.path, self._build, generation)
+            self._generation = generation
 
     def abandoned(self) -> None:
-        self._staged = []
+        self._staged, self._staged_generation = [], None
 
     # -- reads -------------------------------------------------------------------------------------------------
 
