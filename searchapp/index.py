@@ -388,6 +388,18 @@ class Index:
         shown = str(self.path.absolute()) if self.path else display(self.location)
         return index_stats(self.stores, self.config, shown)
 
+    def use_lexical_engine(self, name: str) -> int:
+        """Move a folder index to the lexical engine ``name`` (``fts5`` or ``tantivy``), built from the stored
+        passages (no model runs); the passages indexed, 0 where it already used it. ``ConfigError`` for
+        PostgreSQL, whose lexical index is its own BM25 index."""
+        if self.read_only:
+            raise ReadOnlyError(f"{display(self.location)}: this index was opened read-only")
+        use = getattr(self.stores, "use_lexical_engine", None)
+        if use is None:
+            raise ConfigError(f"{display(self.location)}: a PostgreSQL index's lexical index is pg_textsearch's "
+                              "BM25 index; it has no other engine")
+        return int(use(name, timeout=self.lock_wait))
+
     def close(self) -> None:
         """Release the database."""
         self.stores.close()

@@ -1,5 +1,5 @@
-"""The commands that read or change an index as a whole: ``status``, ``remove``, ``documents``, ``collections``
-and ``export``."""
+"""The commands that read or change an index as a whole: ``status``, ``remove``, ``documents``, ``collections``,
+``export`` and ``lexical-engine``."""
 
 from __future__ import annotations
 
@@ -25,12 +25,13 @@ from searchapp.cli.common import (
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``status``, ``remove``, ``documents``, ``collections`` and ``export`` to ``app``."""
+    """Add ``status``, ``remove``, ``documents``, ``collections``, ``export`` and ``lexical-engine`` to ``app``."""
     app.command()(status)
     app.command()(remove)
     app.command()(documents)
     app.command()(collections)
     app.command()(export)
+    app.command("lexical-engine")(lexical_engine)
 
 
 def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
@@ -123,3 +124,34 @@ def export(
         # A reader that left (`| head`), a full disk or no stdout: common.run's one rule, as for every command.
         for row in ix.export(vectors=vectors):
             sys.stdout.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+
+
+def lexical_engine(
+    engine: Annotated[str, typer.Argument(help="fts5 or tantivy.")],
+    index: IndexOpt = DEFAULT_INDEX,
+    wait: WaitOpt = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Move a folder index to another lexical engine, rebuilt from its stored passages (no model runs): tantivy,
+    a new index's default, stops at the top k; fts5 lives in the index database (docs/cli.md)."""
+    import time
+
+    from searchapp.index import Index
+
+    started = time.monotonic()
+    with errors(), Index(index, lock_wait=wait) as ix:
+        before = ix.stats().facts.get("lexical_engine")
+        if before != engine:
+            say(f"moving the lexical index of {display_path(str(index))} from {before} to {engine}", err=True)
+        n = ix.use_lexical_engine(engine)
+        facts = ix.stats().facts
+    seconds = round(time.monotonic() - started, 1)
+    if as_json:
+        emit_json({"lexical_engine": facts.get("lexical_engine"), "previous": before, "passages": n,
+                   "lexical_bytes": facts.get("lexical_bytes"), "seconds": seconds})
+        return
+    if before == engine:
+        say(f"the lexical engine is already {engine}")
+        return
+    say(f"lexical engine {engine}: {n} passages indexed in {seconds} s, "
+        f"{human_size(int(facts.get('lexical_bytes') or 0))}")

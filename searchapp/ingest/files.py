@@ -12,6 +12,7 @@ from pathlib import Path
 from searchapp.errors import LoadError
 from searchapp.ingest.formats.registry import format_for
 from searchapp.ingest.ignore import Ignores, Warn
+from searchapp.store.folder import OWN_FOLDERS
 
 
 def is_under(path: str, folder: str) -> bool:
@@ -103,7 +104,8 @@ def walk(
     ignores = Ignores(str(base), on_warning) if ignore_rules else None
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
         # Pruning in place is how os.walk is told not to descend.
-        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own]
+        dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own
+                       and not (dirpath == own and d in OWN_FOLDERS)]
         count["hidden"] += sum(d.startswith(".") for d in dirnames)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                              and (scope is None or scope.leads_to(os.path.join(dirpath, d))))

@@ -48,6 +48,7 @@ DB_NAME = "index.db"
 LEXICAL_ENGINE_KEY = "lexical_engine"  # the settings row naming the index's lexical engine
 VECTORS_NAME = "vectors.faiss"
 LOCK_NAME = "write.lock"
+OWN_FOLDERS = lexical_index.ENGINE_FOLDERS  # beside the database: a lexical engine's (tantivy's index)
 
 # From this many passage ids up, a query's lexical side is scored in parts at once, one per core (at most
 # MAX_PARTS; one core fewer in a session that also searches an exact vector index): below it one part is about as
@@ -123,6 +124,32 @@ class FolderStores(Database, Stores):
         if rows and LEXICAL_ENGINE_KEY not in self.settings():
             rows = {**rows, LEXICAL_ENGINE_KEY: json.dumps(self.lexical_index.name)}
         super().put_settings(rows)
+
+    def use_lexical_engine(self, name: str, timeout: float = 0.0) -> int:
+        """Move the index to the lexical engine ``name`` (an engine of ``lexical_index.ENGINES``), built from the
+        stored passages under the writer lock; the number of passages it indexed (0 when it was already in use).
+        The records switch in one transaction: a kill before it leaves the old engine answering, after it the
+        new one (a leftover of the old is removed by running it again)."""
+        if name not in lexical_index.ENGINES:
+            raise ConfigError(f"no lexical engine {name!r}: one of {', '.join(lexical_index.ENGINES)}")
+        if self.read_only:
+            raise ConfigError(f"{self.folder}: cannot change the lexical engine of a folder this process cannot write")
+        with self.lock.hold(True, timeout):
+            old = self.lexical_index
+            if old.name == name:
+                for other in lexical_index.ENGINES:  # what an interrupted switch left of another engine
+                    if other != name:
+                        engine(other, self.folder).retire()
+                return 0
+            new = engine(name, self.folder)
+            n = new.build(self.connect, self.passage_texts)
+            with self._begin() as conn:
+                old.clear(conn)
+                n += new.fill(conn, self.passage_texts)
+                self._upsert_settings(conn, {LEXICAL_ENGINE_KEY: json.dumps(name)})
+            self.lexical_index = new
+            old.retire()
+            return n
 
     def discard(self) -> None:
         self.close()

@@ -270,6 +270,30 @@ class Fts5Index:
     def abandoned(self) -> None:
         pass
 
+    def build(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        return 0  # all of it in the records: filled in the switching transaction
+
+    def fill(self, conn: Connection, passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        n, batch = 0, []
+        for row in passages():
+            batch.append(row)
+            if len(batch) >= 5_000:
+                n += self._fill(conn, batch)
+                batch = []
+        return n + self._fill(conn, batch)
+
+    @staticmethod
+    def _fill(conn: Connection, rows: Sequence[tuple[int, str, str]]) -> int:
+        if rows:
+            index_passages(conn, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        return len(rows)
+
+    def clear(self, conn: Connection) -> None:
+        conn.execute(text("INSERT INTO passages_fts(passages_fts) VALUES ('delete-all')"))
+
+    def retire(self) -> None:
+        pass  # nothing outside the records
+
     def add(self, conn: Connection, ids: Sequence[int], texts: Sequence[str], sections: Sequence[str]) -> None:
         index_passages(conn, ids, texts, sections)
 

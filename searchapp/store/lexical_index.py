@@ -1,6 +1,6 @@
 """The folder backend's lexical index behind one interface: what the records' write transactions and a read
-session ask of a lexical engine, whatever the engine. FTS5 is the one implementation (``store/lexical.py``);
-another is one class here and one line in :data:`ENGINES` (docs/architecture.md, "A second lexical engine").
+session ask of a lexical engine, whatever the engine. two implementations: FTS5 (``store/lexical.py``) and
+tantivy (``store/tantivy_lexical.py``); another is one class and one line in :data:`ENGINES` (docs/architecture.md).
 
 Every engine reads the one text analysis (``analysis.py``: the terms a query and a passage are made of), so the
 same words match on every engine, on PostgreSQL and in the snippets.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -112,6 +113,26 @@ class LexicalIndex(Protocol):
         """The records' write transaction rolled back: drop what was staged."""
         ...
 
+    # -- moving an index from one engine to another (FolderStores.use_lexical_engine) ----------------------------
+
+    def build(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        """Make the data this engine keeps outside the records from every stored passage, before the switching
+        transaction; the passages indexed (0 for an engine that keeps nothing outside)."""
+        ...
+
+    def fill(self, conn: Connection, passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        """Make the data this engine keeps inside the records, in the switching transaction on ``conn``."""
+        ...
+
+    def clear(self, conn: Connection) -> None:
+        """Empty the data this engine keeps inside the records, in the switching transaction on ``conn``."""
+        ...
+
+    def retire(self) -> None:
+        """Remove the data this engine keeps outside the records, once another engine has taken over (or what an
+        interrupted switch left)."""
+        ...
+
 
 # The engines by name, each as "module:class" (imported when first asked for; made with the index folder, or None
 # for a database alone): the folder backend's is "fts5".
@@ -119,7 +140,13 @@ ENGINES: dict[str, str] = {
     "fts5": "searchapp.store.lexical:Fts5Index",
     "tantivy": "searchapp.store.tantivy_lexical:TantivyIndex",
 }
-DEFAULT = "fts5"
+# The folders an engine keeps beside the index database (tantivy's index, and the two sides of its rebuild's swap):
+# the index's own, never documents (a walk of a folder that is also the index skips them).
+ENGINE_FOLDERS = ("lexical", "lexical.new", "lexical.old")
+
+# A new folder index's engine: tantivy (top-k search that stops early: docs/performance.md) where its wheel is
+# installed (pyproject.toml installs it wherever one exists), else FTS5. An index keeps the engine it was made with.
+DEFAULT = "tantivy" if importlib.util.find_spec("tantivy") is not None else "fts5"
 
 
 def engine(name: str | None = None, folder: Path | None = None) -> LexicalIndex:

@@ -36,15 +36,16 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from searchapp.analysis import fts5_query_terms, lexical_fields, query_terms, stems
-from searchapp.extras import missing
-from searchapp.store.lexical_index import Access, SessionContext
+from searchapp.errors import ConfigError
+from searchapp.store.lexical_index import ENGINE_FOLDERS, Access, SessionContext
 from searchapp.types import Run
 
-FOLDER = "lexical"
+FOLDER, NEW_FOLDER, OLD_FOLDER = ENGINE_FOLDERS
 STATE = "searchapp-state"  # in FOLDER: "<build> <generation>", the records' write generation the index holds
 GENERATION_KEY = "lexical_generation"  # the settings row counting the records' lexical writes
 TOKENIZER = "searchapp_terms"  # the terms are ours (analysis.py): split at the spaces fts5_terms joins them with
 REBUILD_BATCH = 2_000
+PROGRESS_EVERY = 100_000  # a rebuild's progress line every this many passages
 WRITER_HEAP = 64 * 2**20
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,12 @@ def _tantivy() -> Any:
     try:
         import tantivy
     except ImportError as exc:
-        raise missing("tantivy", "an index with the tantivy lexical engine", exc) from exc
+        # Where tantivy has no wheel (pyproject.toml), an index made elsewhere with it still converts to FTS5.
+        raise ConfigError(
+            f"this index's lexical engine is tantivy, which is not installed here ({exc.name or exc}): install it "
+            "(pip install 'tantivy>=0.27,<0.28') or move the index to FTS5 (searchapp lexical-engine fts5 --index "
+            "DIR)"
+        ) from exc
     return tantivy
 
 
@@ -145,19 +151,18 @@ class TantivyIndex:
                 with contextlib.suppress(Exception):  # a torn or foreign folder: rebuilt below
                     self._index, self._build, self._generation = self._open(self.path), state[0], state[1]
                     return
-            if access == "write":
-                self._rebuild(want, passages, on_disk=True)
-            else:
-                self._rebuild(want, passages, on_disk=False)
+            # A new index (no lexical write yet) is made empty without a word; anything else is a rebuild.
+            self._rebuild(want, passages, on_disk=access == "write", announce=want > 0)
 
     def _rebuild(self, generation: int, passages: Callable[[], Iterator[tuple[int, str, str]]],
-                 on_disk: bool) -> None:
+                 on_disk: bool, announce: bool = True) -> int:
         """A new index of every stored passage: on disk, built beside the old one and swapped in by rename (a
         reader of the old keeps it until it sees the new build), else in memory for this process."""
         where = "on disk" if on_disk else "in memory, as this process cannot write the folder"
-        log.warning("rebuilding the lexical index of %s from its stored passages (%s)", self.path.parent, where)
+        if announce:
+            log.warning("rebuilding the lexical index of %s from its stored passages (%s)", self.path.parent, where)
         started = time.monotonic()
-        path = self.path.with_name(FOLDER + ".new") if on_disk else None
+        path = self.path.with_name(NEW_FOLDER) if on_disk else None
         if path is not None:
             shutil.rmtree(path, ignore_errors=True)
         index = self._open(path)
@@ -170,6 +175,8 @@ class TantivyIndex:
                 self._add_rows(writer, batch)
                 n += len(batch)
                 batch = []
+                if announce and n % PROGRESS_EVERY == 0:
+                    log.warning("... %d passages", n)
         self._add_rows(writer, batch)
         n += len(batch)
         writer.commit()
@@ -178,7 +185,7 @@ class TantivyIndex:
         if path is not None:
             build = uuid.uuid4().hex
             self._write_state(path, build, generation)
-            old = self.path.with_name(FOLDER + ".old")
+            old = self.path.with_name(OLD_FOLDER)
             shutil.rmtree(old, ignore_errors=True)
             with contextlib.suppress(FileNotFoundError):
                 os.replace(self.path, old)
@@ -187,7 +194,9 @@ class TantivyIndex:
             index = self._open(self.path)
         index.reload()
         self._index, self._build, self._generation = index, build, generation
-        log.warning("rebuilt the lexical index: %d passages in %.1f s", n, time.monotonic() - started)
+        if announce:
+            log.warning("rebuilt the lexical index: %d passages in %.1f s", n, time.monotonic() - started)
+        return n
 
     @staticmethod
     def _add_rows(writer: Any, rows: Sequence[tuple[int, str, str]]) -> None:
@@ -236,6 +245,26 @@ class TantivyIndex:
 
     def abandoned(self) -> None:
         self._staged, self._staged_generation = [], None
+
+    # -- moving an index to or from this engine ---------------------------------------------------------------
+
+    def build(self, connect: Callable[[], Connection], passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        with self._mutex:
+            with connect() as conn:
+                generation = records_generation(conn)
+            return self._rebuild(generation, passages, on_disk=True)
+
+    def fill(self, conn: Connection, passages: Callable[[], Iterator[tuple[int, str, str]]]) -> int:
+        return 0  # nothing in the records
+
+    def clear(self, conn: Connection) -> None:
+        pass
+
+    def retire(self) -> None:
+        with self._mutex:
+            self._index = None
+            for leftover in (self.path, self.path.with_name(NEW_FOLDER), self.path.with_name(OLD_FOLDER)):
+                shutil.rmtree(leftover, ignore_errors=True)
 
     # -- reads -------------------------------------------------------------------------------------------------
 
@@ -306,6 +335,10 @@ class TantivySession:
         if not terms or k <= 0 or (self._allowed is not None and not self._allowed):
             return []
         searcher = self._searcher()
+        # tantivy sizes its top-k heap by k: a k past the passages held would only allocate (and panic past memory).
+        k = min(k, searcher.num_docs)
+        if k <= 0:
+            return []
         hits = searcher.search(self._query(terms, among), k, count=False).hits
         ids = searcher.fast_field_values("id", [address for _, address in hits])
         run = [(int(pid), float(score)) for (score, _), pid in zip(hits, ids, strict=True) if score > 0]

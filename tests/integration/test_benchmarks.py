@@ -137,7 +137,9 @@ def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
                 "rank_bm25_p50_ms", "mixed_lexical_p50_ms", "mixed_hybrid_p95_ms", "frequent_lexical_p50_ms",
                 "frequent_hybrid_p50_ms"):
         assert out[key] > 0, key
-    assert out["lexical_engine"] == "fts5" and out["lexical_mb"] >= 0
+    from searchapp.store import lexical_index
+
+    assert out["lexical_engine"] == lexical_index.DEFAULT and out["lexical_mb"] >= 0  # a new index's engine
     if postgres:
         assert out["postgresql_build_s"] is not None and out["postgresql_bm25_build_s"] >= 0
         assert out["postgresql_vector_index"] == "flat" and out["postgresql_hybrid_p50_ms"] > 0

@@ -44,7 +44,7 @@ from searchapp.sqlite_driver import dbapi
 from searchapp.store.folder import DB_NAME, VECTORS_NAME
 from searchapp.store.sqlite import Database
 from searchapp.types import Span
-from tests.consistency import assert_vectors_match_database, check_fts
+from tests.consistency import assert_vectors_match_database, check_lexical
 
 MAX_TOKENS = 128
 FLUSH_PASSAGES = 16
@@ -155,7 +155,7 @@ def assert_consistent(ix: Index, reference: Reference) -> None:
     for path, (sha, passages) in content.documents.items():
         assert (sha, passages) == reference.documents[path], f"{path} differs from a clean ingest's"
     with ix.stores.engine.begin() as conn:
-        check_fts(conn)
+        check_lexical(ix.stores, conn)
     assert_vectors_match_database(ix)
 
 

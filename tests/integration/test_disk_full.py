@@ -27,7 +27,7 @@ from searchapp.ingest import pipeline
 from searchapp.store import vectors as vectors_module
 from searchapp.store.folder import VECTORS_NAME
 from searchapp.store.sqlite import Database
-from tests.consistency import assert_vectors_match_database, check_fts
+from tests.consistency import assert_vectors_match_database, check_lexical
 from tests.fakes import PROGRESS
 
 TOPICS = ["keys", "tomatoes", "rivers", "engines", "violins", "glaciers", "markets", "comets"]
@@ -88,9 +88,9 @@ def sqlite_full(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 
 def snapshot(store: Database) -> dict[str, Any]:
-    """Every row of documents and passages (vectors included); FTS5 checked against the passages it indexes."""
+    """Every row of documents and passages (vectors included); the lexical index checked against the passages."""
     with store.engine.begin() as conn:
-        check_fts(conn)
+        check_lexical(store, conn)
         return {
             table: [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY id"))]
             for table in ("documents", "passages")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from searchapp import Index
-from searchapp.store import folder, lexical
+from searchapp.store import folder, lexical, lexical_index
 
 WORDS = ("key rotation signing vault token secret audit cluster replica shard index query passage vector "
          "garden tomato pepper bean summer winter river bridge").split()
@@ -19,7 +19,8 @@ QUERIES = ["signing key rotation", "vault token secret", "tomato garden summer",
 
 
 @pytest.fixture()
-def index(tmp_path: Path, fake_encoder) -> Index:  # type: ignore[no-untyped-def]
+def index(tmp_path: Path, fake_encoder, monkeypatch: pytest.MonkeyPatch) -> Index:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(lexical_index, "DEFAULT", "fts5")  # FTS5's scoring in parts, what this file tests
     rng = random.Random(7)
     texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(120)]
     ix = Index(tmp_path / "ix", create=True, encoder=fake_encoder)
@@ -92,6 +93,7 @@ def test_a_hybrid_session_leaves_a_core_to_an_exact_dense_search_only(
     # the long pole, so it gets every core.
     monkeypatch.setattr(folder, "PARALLEL_MIN", 1)
     monkeypatch.setattr(folder, "_cores", lambda: 2)
+    monkeypatch.setattr(lexical_index, "DEFAULT", "fts5")
     rng = random.Random(3)
     texts = [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(200)]
     for threshold, parts in ((10**6, 1), (60, 2)):

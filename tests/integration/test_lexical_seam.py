@@ -40,6 +40,7 @@ class Recording(lexical.Fts5Index):
 def test_an_engine_registered_in_one_line_is_the_one_written_and_read(tmp_path: Path, fake_encoder: Any,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     expected = {}
+    monkeypatch.setattr(lexical_index, "DEFAULT", "fts5")  # Recording wraps FTS5: its scores are FTS5's
     with Index(tmp_path / "fts5", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
         ix.add_texts(SMALL_TEXTS, ids=[f"t{i}" for i in range(len(SMALL_TEXTS))])
         for mode in ("lexical", "hybrid"):

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from searchapp import Index
 from searchapp.analysis import fts5_terms, lexical_fields
 from searchapp.cli import app
-from searchapp.store import schema
+from searchapp.store import lexical_index, schema
 
 runner = CliRunner()
 
@@ -87,9 +87,10 @@ def package_rows(conn: sa.Connection) -> list[tuple[int, str, str]]:
 
 
 def test_an_index_from_before_migration_0011_is_indexed_again(tmp_path: Path, index_at, backend: str,
-                                                              fake_encoder) -> None:  # type: ignore[no-untyped-def]
+                                                              fake_encoder, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Taken back to 0010 (runs indexed whole) and opened again: 0011 indexes the runs' passages again, and the
     index holds exactly what the package indexes (FTS5's terms; PostgreSQL's fields); the words are found."""
+    monkeypatch.setattr(lexical_index, "DEFAULT", "fts5")  # the indexes 0010 knew were FTS5's
     ix = index_at()
     ix.ingest(write_docs(tmp_path))
     pg = backend == "postgresql"

@@ -106,6 +106,7 @@ def lexical_ids(ix: Index) -> list[int]:
     """Every passage id the tantivy index holds (after a read made it ready)."""
     import tantivy
 
+    ix.stores.lexical_index._index.reload()
     searcher = ix.stores.lexical_index._index.searcher()
     hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1)).hits
     return sorted(int(i) for i in searcher.fast_field_values("id", [a for _, a in hits]))
