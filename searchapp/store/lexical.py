@@ -23,6 +23,7 @@ run on several cores at once (``store/folder.py``).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
@@ -37,6 +38,8 @@ from searchapp.store.filter_sql import Restrict
 from searchapp.store.lexical_index import Access, SessionContext
 from searchapp.store.records import MAX_PARAMS
 from searchapp.types import Run
+
+log = logging.getLogger(__name__)
 
 # A range of rowids, both ends included; None: every passage.
 Part = tuple[int, int] | None
@@ -280,6 +283,8 @@ class Fts5Index:
             if len(batch) >= 5_000:
                 n += self._fill(conn, batch)
                 batch = []
+                if n % 100_000 == 0:
+                    log.warning("... %d passages", n)
         return n + self._fill(conn, batch)
 
     @staticmethod
