@@ -80,8 +80,7 @@ class Index:
             whole("threads", threads, ge=1, le=MAX_THREADS)
         whole("batch_size", batch_size, ge=1)
         self.location = os.fspath(path)
-        # The folder of a folder index (None for one in a database).
-        self.path: Path | None = None if is_postgres(self.location) else Path(self.location)
+        self.path: Path | None = None if is_postgres(self.location) else Path(self.location)  # None: a database
         self.read_only = read_only
         self._batch_size = batch_size
         self._threads = threads
@@ -308,10 +307,6 @@ class Index:
             self.stores.write(remove=doc_ids, add=[])
             self.stores.flush()
 
-    def remove_under(self, targets: Sequence[str]) -> int:
-        """Remove what ``targets`` name (see :meth:`remove_targets`); returns how many documents were removed."""
-        return len(self.remove_targets(targets))
-
     def remove_targets(self, targets: Sequence[str]) -> list[str]:
         """Remove what ``targets`` name (``ingest/targets.py``): a text id or a file's path exactly, and every
         file indexed under a folder, whether or not the folder still exists (a link to a file names the document
@@ -389,16 +384,9 @@ class Index:
         return index_stats(self.stores, self.config, shown)
 
     def use_lexical_engine(self, name: str) -> int:
-        """Move a folder index to the lexical engine ``name`` (``fts5`` or ``tantivy``), built from the stored
-        passages (no model runs); the passages indexed, 0 where it already used it. ``ConfigError`` for
-        PostgreSQL, whose lexical index is its own BM25 index."""
-        if self.read_only:
-            raise ReadOnlyError(f"{display(self.location)}: this index was opened read-only")
-        use = getattr(self.stores, "use_lexical_engine", None)
-        if use is None:
-            raise ConfigError(f"{display(self.location)}: a PostgreSQL index's lexical index is pg_textsearch's "
-                              "BM25 index; it has no other engine")
-        return int(use(name, timeout=self.lock_wait))
+        """Move a folder index to the lexical engine ``name`` (``fts5``, ``tantivy``), built from the stored
+        passages; the passages indexed, 0 where it already used it (``ConfigError`` for PostgreSQL)."""
+        return self.stores.use_lexical_engine(name, timeout=self.lock_wait)
 
     def close(self) -> None:
         """Release the database."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.lines import Position
 from searchapp.store.vector_policy import VectorPolicy
@@ -104,6 +105,11 @@ class Stores(ABC):
         ``IndexLockedError``. On entry, catch up with
         what other writers committed (the folder backend loads its vector file and checks it against the
         database, rebuilding it if it is stale)."""
+
+    def use_lexical_engine(self, name: str, timeout: float = 0.0) -> int:
+        """Move the index to the lexical engine ``name``; the passages indexed (0 where it already used it). A
+        backend with one lexical index (PostgreSQL's, pg_textsearch's BM25) has no other: ``ConfigError``."""
+        raise ConfigError(f"a {self.backend} index has one lexical index, its own; it has no other engine")
 
     @abstractmethod
     def documents(self) -> dict[str, StoredDocument]:

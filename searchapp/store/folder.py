@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, text
 
-from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError
+from searchapp.errors import ConfigError, IndexLockedError, IndexNotFoundError, ReadOnlyError
 from searchapp.filters import Filter
 from searchapp.sqlite_driver import dbapi, library
 from searchapp.store import lexical_index
@@ -133,7 +133,7 @@ class FolderStores(Database, Stores):
         if name not in lexical_index.ENGINES:
             raise ConfigError(f"no lexical engine {name!r}: one of {', '.join(lexical_index.ENGINES)}")
         if self.read_only:
-            raise ConfigError(f"{self.folder}: cannot change the lexical engine of a folder this process cannot write")
+            raise ReadOnlyError(f"{self.folder}: this index was opened read-only")
         with self.lock.hold(True, timeout):
             old = self.lexical_index
             if old.name == name:

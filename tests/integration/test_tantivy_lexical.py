@@ -19,7 +19,7 @@ pytest.importorskip("tantivy")
 
 from searchapp import Filter, Index, IndexConfig  # noqa: E402
 from searchapp.cli import app  # noqa: E402
-from searchapp.errors import ConfigError  # noqa: E402
+from searchapp.errors import ConfigError, ReadOnlyError  # noqa: E402
 from searchapp.store import lexical_index  # noqa: E402
 from searchapp.store.tantivy_lexical import FOLDER, TantivyIndex  # noqa: E402
 from tests.conftest import SMALL_TEXTS  # noqa: E402
@@ -110,6 +110,8 @@ def test_an_index_moves_between_engines_and_answers_alike(tmp_path: Path, fake_e
         assert "new" in _lexical(ix, "signing month")
         with pytest.raises(ConfigError, match="no lexical engine 'bm42'"):
             ix.use_lexical_engine("bm42")
+    with Index(path, read_only=True, encoder=fake_encoder) as ix, pytest.raises(ReadOnlyError):
+        ix.use_lexical_engine("tantivy")
 
 
 def test_where_tantivy_is_missing_its_index_says_so_in_one_line_and_moves_to_fts5(
