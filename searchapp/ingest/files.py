@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from searchapp.errors import LoadError
 from searchapp.ingest.formats.registry import format_for
-from searchapp.ingest.ignore import Ignores, Warn
+from searchapp.ingest.ignore import Ignores
 from searchapp.store.folder import OWN_FOLDERS
 
 
@@ -47,72 +47,109 @@ def walk_picks(path: str, root: str, include: Sequence[str], exclude: Sequence[s
     return selected(relative, Path(path).name, include, exclude)
 
 
+@dataclass(frozen=True)
+class Found:
+    """A file to load."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Files left out: ``n`` of them, counted by ``reason`` (``hidden``: a hidden folder counts once, unlisted;
+    ``ignored``; ``unsupported``; ``excluded``), or one, ``path``, left out for a ``reason`` to report (a link to
+    a file outside the folder)."""
+
+    reason: str
+    n: int = 1
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A folder that could not be listed (its files are not walked; what is indexed under it is kept)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Warned:
+    """An ignore file read in part."""
+
+    path: str
+    warning: str
+
+
+Walked = Found | Skipped | Failed | Warned
+
+
 def walk(
     root: Path,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
-    on_error: Callable[[str, str], None] | None = None,
     follow_links: bool = False,
-    on_skip: Callable[[str, str], None] | None = None,
-    skipped: Counter[str] | None = None,
     within: Collection[str] | None = None,
     index_folder: str | None = None,
     ignore_rules: bool = True,
-    on_warning: Warn | None = None,
-) -> Iterator[Path]:
-    """Yield the absolute paths of loadable files under ``root`` (resolved to its real path, so a folder reached
-    through a link or under another name is the same folder), in sorted order.
+) -> Iterator[Walked]:
+    """What a walk of ``root`` meets, in order: the loadable files (:class:`Found`, absolute, under ``root``
+    resolved to its real path, so a folder reached through a link or under another name is the same folder), in
+    sorted order, and what it leaves out (:class:`Skipped`), cannot list (:class:`Failed`) or warns of
+    (:class:`Warned`).
 
     Hidden files and directories (name starting with ``"."``) are skipped; symlinked directories are not
-    followed (so no symlink loops); a symlinked file is yielded when its target lies inside ``root``, or any
+    followed (so no symlink loops); a symlinked file is found when its target lies inside ``root``, or any
     target with ``follow_links`` (a link to ``/etc/passwd`` in a shared folder must not be indexed and served);
-    one left out is reported to ``on_skip(path, reason)``. ``include``/``exclude`` are fnmatch patterns
-    tried against the POSIX path relative to ``root`` and against the bare file name: a file is kept when it
-    matches some include (or there is none) and no exclude. A file ``root`` is yielded, unfiltered, when a
-    format claims it. Raises :class:`LoadError` when ``root`` does not exist. A folder that cannot be listed
-    (permissions) is reported to ``on_error(path, reason)`` and skipped. ``skipped`` counts what is left out
-    silently, by reason: ``hidden`` (a hidden folder counts once, unlisted), ``ignored``, ``unsupported``,
-    ``excluded``.
+    one left out is a ``Skipped`` with its path. ``include``/``exclude`` are fnmatch patterns tried against the
+    POSIX path relative to ``root`` and against the bare file name: a file is kept when it matches some include
+    (or there is none) and no exclude. A file ``root`` is found, unfiltered, when a format claims it. Raises
+    :class:`LoadError` when ``root`` does not exist.
 
     ``ignore_rules``: files and folders that the ignore files leave out (``.gitignore`` at every level, ``.ignore``,
-    the repository's ``info/exclude``, git's global excludes: ``ingest/ignore.py``) are skipped, counted as
-    ``ignored`` (an ignored folder once: it is not listed, so ``node_modules/`` costs nothing); an ignore file read
-    in part is reported to ``on_warning(path, warning)``. A file ``root`` is yielded whatever they say.
+    the repository's ``info/exclude``, git's global excludes: ``ingest/ignore.py``) are skipped as ``ignored`` (an
+    ignored folder once: it is not listed, so ``node_modules/`` costs nothing). A file ``root`` is found whatever
+    they say.
 
     ``within``: absolute paths under the real ``root`` (files or folders, existing or not); only the files at or
-    under one of them are yielded, by the same rules, and only the folders leading to them are listed (a
+    under one of them are found, by the same rules, and only the folders leading to them are listed (a
     watcher's changed paths, ``ingest/watch.py``).
 
     ``index_folder``: the folder of the index being written, which holds no documents: never walked (nor counted,
-    hidden or not) when it lies under ``root``; when it is ``root`` itself, the files there that no format claims
-    are not counted as unsupported (the index's database, vectors and lock are among them).
+    hidden or not) when it lies under ``root``; when it is ``root`` itself, its own folders are not walked and the
+    files there that no format claims are not counted as unsupported (the index's database, vectors and lock).
     """
-    count = skipped if skipped is not None else Counter[str]()
     base = Path(os.path.realpath(root))
     scope = None if within is None else Scope(within)
     if base.is_file():
         if format_for(base) is not None:
-            yield base
+            yield Found(base)
         return
     if not base.is_dir():
         raise LoadError(str(root), "no such file or directory")
+    # os.walk and the ignore files report through callbacks: what they report is handed on at the next step.
+    pending: list[Walked] = []
+
     def failed(exc: OSError) -> None:
-        if on_error is not None:
-            on_error(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}")
+        pending.append(Failed(os.path.abspath(exc.filename or base), f"cannot read folder: {exc.strerror or exc}"))
 
     own = None if index_folder is None else os.path.realpath(index_folder)
-    ignores = Ignores(str(base), on_warning) if ignore_rules else None
+    ignores = Ignores(str(base), lambda path, warning: pending.append(Warned(path, warning))) if ignore_rules else None
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
+        yield from pending
+        pending.clear()
         # Pruning in place is how os.walk is told not to descend.
         dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own
                        and not (dirpath == own and d in OWN_FOLDERS)]
-        count["hidden"] += sum(d.startswith(".") for d in dirnames)
+        yield Skipped("hidden", sum(d.startswith(".") for d in dirnames))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                              and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
         if ignores is not None:
             ignores.enter(dirpath, filenames)
+            yield from pending
+            pending.clear()
             kept = [d for d in dirnames if not ignores.ignored(os.path.join(dirpath, d), is_dir=True)]
-            count["ignored"] += len(dirnames) - len(kept)
+            yield Skipped("ignored", len(dirnames) - len(kept))
             dirnames[:] = kept
         directory = Path(dirpath)
         for filename in sorted(filenames):
@@ -120,23 +157,28 @@ def walk(
             if scope is not None and not scope.covers(str(path)):
                 continue
             if filename.startswith("."):
-                count["hidden"] += 1
+                yield Skipped("hidden")
                 continue
             if ignores is not None and ignores.ignored(os.path.join(dirpath, filename), is_dir=False):
-                count["ignored"] += 1
+                yield Skipped("ignored")
                 continue
             if format_for(path) is None:
                 if dirpath != own:  # the index's database, vectors and lock, where the index is the root
-                    count["unsupported"] += 1
+                    yield Skipped("unsupported")
                 continue
             if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
-                count["excluded"] += 1
+                yield Skipped("excluded")
                 continue
             if not follow_links and path.is_symlink() and not is_under(os.path.realpath(path), str(base)):
-                if on_skip is not None:
-                    on_skip(str(path), "a link to a file outside the folder (--follow-links to index it)")
+                yield Skipped("a link to a file outside the folder (--follow-links to index it)", path=str(path))
                 continue
-            yield path
+            yield Found(path)
+    yield from pending
+
+
+def found(items: Iterable[Walked]) -> list[Path]:
+    """The files of a walk's items (what a caller that reports nothing wants)."""
+    return [item.path for item in items if isinstance(item, Found)]
 
 
 class Scope:

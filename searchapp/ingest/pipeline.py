@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,11 @@ from searchapp.collection import KEY as COLLECTION_KEY
 from searchapp.collection import setting_rows
 from searchapp.encode.provenance import EmbeddedWith, Provenance
 from searchapp.errors import DataRejectedError, SearchappError
-from searchapp.ingest.files import Scope, is_under, walk, walk_picks
+from searchapp.ingest.files import Failed, Found, Scope, Skipped, is_under, walk, walk_picks
 from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.prefetch import Prefetch
-from searchapp.ingest.reading import ReadFile, Task, embeds, prepare
+from searchapp.ingest.reading import ReadFile, Task, embeds, prepare, reader_version
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.ingest.summary import SKIP_REASONS, IngestSummary
@@ -56,17 +57,6 @@ PREFETCH_MINIMUM = 32
 # The worker embeds a job this many passages at a time, and stops between two such groups once the run is ending
 # (an error, Ctrl-C): a run that stops waits for one group, not for a whole job.
 PREFETCH_GROUP = 128
-# The version of what the readers make of a file's bytes: loaders, markup blanking, headings and section paths,
-# the splitter. Raise it whenever any of them gives other passages (or sections) for the same file: a re-ingest
-# then reads every file recorded under another version again, though its size and mtime are unchanged, and
-# re-embeds those whose passages come out different (an index built before the markup and section readers would
-# otherwise keep its old passages for good: the content hash alone says "unchanged"). 1: markup read as a reader
-# sees it, section paths (migrations 0005-0007). 2: a file without a level-1 heading has its title (front matter's
-# or its name) at the root of its section paths. 3: HTML and EPUB without the blank lines empty headings left; ODF
-# runs of spaces cut at 100; PPTX slides and PDF pages listed again read once. 4: each passage's line and column
-# (migration 0010), recorded for the passages an older reader made without re-embedding them. 5: the closing quotes
-# and brackets after a sentence's full stop belong to it (they fell between passages that ended there).
-PASSAGES_VERSION = 5
 
 
 # How a run's tasks are loaded, split (and embedded): each task's ReadFile and, where workers embedded it, its
@@ -214,15 +204,21 @@ class Ingest:
         """Walk the root: the files to load (new, or changed by size or mtime), and every key seen (what is
         indexed under a folder that could not be listed counts as seen: kept, not taken as deleted)."""
         unlisted: list[str] = []
-
-        def cannot_list(path: str, reason: str) -> None:
-            unlisted.append(path)
-            self._fail(path, reason)
-
-        files = list(walk(o.root, o.include, o.exclude, on_error=cannot_list, follow_links=o.follow_links,
-                          on_skip=self._fail, skipped=self.summary.skipped, within=o.within,
-                          index_folder=self.index_folder, ignore_rules=o.ignore_rules,
-                          on_warning=lambda path, warning: self.summary.warnings.append((path, warning))))
+        files: list[Path] = []
+        for item in walk(o.root, o.include, o.exclude, follow_links=o.follow_links, within=o.within,
+                         index_folder=self.index_folder, ignore_rules=o.ignore_rules):
+            if isinstance(item, Found):
+                files.append(item.path)
+            elif isinstance(item, Skipped):
+                if item.path is None:
+                    self.summary.skipped[item.reason] += item.n
+                else:
+                    self._fail(item.path, item.reason)
+            elif isinstance(item, Failed):
+                unlisted.append(item.path)
+                self._fail(item.path, item.reason)
+            else:
+                self.summary.warnings.append((item.path, item.warning))
         seen: set[str] = {key for key in stored for folder in unlisted if is_under(key, folder)}
         tasks: list[Task] = []
         for path in files:
@@ -243,7 +239,7 @@ class Ingest:
             except OSError as exc:
                 self._fail(key, f"cannot read: {exc.strerror or exc}")
                 continue
-            stale = old is not None and old.passages_version != PASSAGES_VERSION
+            stale = old is not None and old.passages_version != reader_version(key)
             if old and not o.force and not stale and old.mtime == st.st_mtime and old.size == st.st_size:
                 self.summary.unchanged += 1
                 continue
@@ -286,7 +282,7 @@ class Ingest:
             if result.task.stored_id is not None and result.same_content:
                 # Read again by a newer reader: the stored passages take where they start (lines.py) with it.
                 starts = positions(doc.text, [span.start for span in result.spans])
-                self.stores.touch(result.task.stored_id, doc.mtime, PASSAGES_VERSION, starts)
+                self.stores.touch(result.task.stored_id, doc.mtime, reader_version(doc.path, doc.source), starts)
             elif result.task.stored_id is not None:
                 self.stores.touch(result.task.stored_id, doc.mtime)
             self.summary.unchanged += 1
@@ -413,7 +409,8 @@ class Ingest:
                 p.vectors = vectors[row : row + len(p.spans)]
                 row += len(p.spans)
         items = [
-            NewDocument(p.document, p.spans, p.vectors, sec, PASSAGES_VERSION)  # type: ignore[arg-type]
+            NewDocument(p.document, p.spans, p.vectors, sec,  # type: ignore[arg-type]
+                        reader_version(p.document.path, p.document.source))
             for p, sec in zip(self.pending, sections, strict=True)
         ]
         if self.embedded_with is not None and items and not self.recorded:

@@ -160,7 +160,7 @@ def test_a_moved_root_is_removed_by_path_even_though_it_is_gone(tmp_path: Path, 
     assert '"removed": 2' in res.stdout
     with Index(tmp_path / "ix", encoder=fake_encoder) as ix:
         assert ix.stats().documents == 3
-        assert ix.remove_under(["note-1"]) == 1
+        assert len(ix.remove_targets(["note-1"])) == 1
         assert all(Path(h.path).parent.name == "new" for h in ix.search("keys tomatoes", k=10, mode="lexical"))
     assert os.path.exists(tmp_path / "new" / "a.txt")
 

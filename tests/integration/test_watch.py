@@ -177,7 +177,7 @@ def test_created_modified_renamed_deleted_files_are_followed_and_other_writers_g
 
         # Between write sessions the lock is free: another writer gets it at once.
         with Index(index) as other:
-            assert other.remove_under(["no-such-id"]) == 0
+            assert len(other.remove_targets(["no-such-id"])) == 0
         (docs / ".hidden.txt").write_text("Hidden files are not indexed, whoever writes them.")
         (docs / "notes.bin").write_bytes(b"\x00\x01 not a supported type")
         w.quiet(0.8)

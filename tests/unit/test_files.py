@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from searchapp.errors import LoadError
-from searchapp.ingest.files import Scope, is_under, walk, walk_picks
+from searchapp.ingest.files import Scope, Skipped, found, is_under, walk, walk_picks
 
 
 def write(path: Path, content: str) -> Path:
@@ -33,13 +34,22 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
+def skipped(items: list[Any]) -> Counter[str]:
+    """What a walk left out silently, by reason."""
+    out: Counter[str] = Counter()
+    for item in items:
+        if isinstance(item, Skipped) and item.path is None:
+            out[item.reason] += item.n
+    return out
+
+
 def rels(root: Path, paths: list[Path]) -> list[str]:
     assert all(p.is_absolute() for p in paths)
     return [p.relative_to(root).as_posix() for p in paths]
 
 
 def test_walk_sorted_skips_hidden_unsupported_and_loops(tree: Path) -> None:
-    assert rels(tree, list(walk(tree))) == [
+    assert rels(tree, found(walk(tree))) == [
         "a.md",
         "b.txt",
         "linked.txt",
@@ -51,36 +61,36 @@ def test_walk_sorted_skips_hidden_unsupported_and_loops(tree: Path) -> None:
 
 @pytest.mark.parametrize("name", ["ix", ".searchapp"])
 def test_the_index_folder_under_the_root_is_neither_walked_nor_counted(tree: Path, name: str) -> None:
-    before: Counter[str] = Counter()
-    files = list(walk(tree, skipped=before))
-    for part in ["index.db", "index.db-wal", "vectors.faiss", "write.lock", "stray.md"]:
+    before = list(walk(tree))
+    for part in ["index.db", "index.db-wal", "vectors.faiss", "write.lock", "stray.md", "lexical/meta.json"]:
         write(tree / name / part, "the index's")
-    after: Counter[str] = Counter()
-    assert list(walk(tree, skipped=after, index_folder=str(tree / name))) == files
-    assert after == before
-    # The index as the root itself: what no format claims there is the index's, not counted.
-    inside: Counter[str] = Counter()
-    assert rels(tree / name, list(walk(tree / name, skipped=inside, index_folder=str(tree / name)))) == ["stray.md"]
-    assert inside["unsupported"] == 0
+    after = list(walk(tree, index_folder=str(tree / name)))
+    assert found(after) == found(before)
+    assert skipped(after) == skipped(before)
+    # The index as the root itself: what no format claims there is the index's, not counted, and its lexical
+    # engine's folder is not walked.
+    inside = list(walk(tree / name, index_folder=str(tree / name)))
+    assert rels(tree / name, found(inside)) == ["stray.md"]
+    assert skipped(inside)["unsupported"] == 0
 
 
 def test_walk_include_exclude_globs(tree: Path) -> None:
-    assert rels(tree, list(walk(tree, include=["*.md"]))) == ["a.md", "notes/x.md"]
-    assert rels(tree, list(walk(tree, include=["notes/*"]))) == ["notes/x.md", "notes/deep/y.txt"]
-    assert rels(tree, list(walk(tree, exclude=["notes/*", "*.txt"]))) == ["a.md", "docs/z.pdf"]
-    assert rels(tree, list(walk(tree, include=["*.md", "*.pdf"], exclude=["x.md"]))) == ["a.md", "docs/z.pdf"]
+    assert rels(tree, found(walk(tree, include=["*.md"]))) == ["a.md", "notes/x.md"]
+    assert rels(tree, found(walk(tree, include=["notes/*"]))) == ["notes/x.md", "notes/deep/y.txt"]
+    assert rels(tree, found(walk(tree, exclude=["notes/*", "*.txt"]))) == ["a.md", "docs/z.pdf"]
+    assert rels(tree, found(walk(tree, include=["*.md", "*.pdf"], exclude=["x.md"]))) == ["a.md", "docs/z.pdf"]
 
 
 def test_walk_relative_root_yields_absolute_paths(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tree.parent)
-    assert rels(tree, list(walk(Path("root"), include=["a.md"]))) == ["a.md"]
+    assert rels(tree, found(walk(Path("root"), include=["a.md"]))) == ["a.md"]
 
 
 def test_walk_file_root_and_missing_root(tree: Path) -> None:
-    assert list(walk(tree / "a.md")) == [tree / "a.md"]
-    assert list(walk(tree / "img.png")) == []
+    assert found(walk(tree / "a.md")) == [tree / "a.md"]
+    assert found(walk(tree / "img.png")) == []
     with pytest.raises(LoadError):
-        list(walk(tree / "nope"))
+        found(walk(tree / "nope"))
 
 
 def test_is_under_is_at_or_under_by_whole_names() -> None:
@@ -96,10 +106,10 @@ def test_a_link_out_of_the_folder_is_skipped_unless_followed(tmp_path: Path) -> 
     # A sibling whose name starts with the root's: under it by spelling, not by folder.
     write(tmp_path / "root2" / "b.txt", "b")
     os.symlink(tmp_path / "root2" / "b.txt", root / "near.txt")
-    skipped: list[str] = []
-    found = list(walk(root, on_skip=lambda path, reason: skipped.append(Path(path).name)))
-    assert [p.name for p in found] == ["a.txt"] and skipped == ["near.txt", "out.txt"]
-    assert [p.name for p in walk(root, follow_links=True)] == ["a.txt", "near.txt", "out.txt"]
+    items = list(walk(root))
+    left_out = [Path(i.path).name for i in items if isinstance(i, Skipped) and i.path is not None]
+    assert [p.name for p in found(items)] == ["a.txt"] and left_out == ["near.txt", "out.txt"]
+    assert [p.name for p in found(walk(root, follow_links=True))] == ["a.txt", "near.txt", "out.txt"]
 
 
 def test_walk_picks_what_the_globs_select_and_the_root_itself() -> None:

@@ -10,13 +10,14 @@ import random
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.ingest import ignore
-from searchapp.ingest.files import walk
+from searchapp.ingest.files import Found, Skipped, Warned, found, walk
 from searchapp.ingest.ignore import Ignores, config_value, ignore_scope
 from tests.unit.test_markup_linear import cpu_seconds, needs_cpu_timer
 
@@ -27,8 +28,18 @@ def write(path: Path, content: str = "content") -> Path:
     return path
 
 
-def walked(root: Path, **options: object) -> list[str]:
-    return [p.relative_to(root).as_posix() for p in walk(root, **options)]  # type: ignore[arg-type]
+def walked(root: Path, skipped: Counter[str] | None = None, on_warning: Any = None, **options: object) -> list[str]:
+    """The files a walk finds, relative to ``root``; what it leaves out counted in ``skipped``, its warnings
+    handed to ``on_warning(path, warning)``."""
+    out = []
+    for item in walk(root, **options):  # type: ignore[arg-type]
+        if isinstance(item, Found):
+            out.append(item.path.relative_to(root).as_posix())
+        elif isinstance(item, Skipped) and item.path is None and skipped is not None:
+            skipped[item.reason] += item.n
+        elif isinstance(item, Warned) and on_warning is not None:
+            on_warning(item.path, item.warning)
+    return out
 
 
 def test_gitignore_at_every_level_with_negations_anchors_and_directory_only_patterns(tmp_path: Path) -> None:
@@ -150,7 +161,7 @@ def test_a_path_looked_up_is_ignored_exactly_when_the_walk_leaves_it_out(
     write(root / ".gitignore", "\n".join(top) + "\n")
     if (root / "a").is_dir():
         write(root / "a" / ".gitignore", "\n".join(deeper) + "\n")
-    kept = {str(p) for p in walk(root)}
+    kept = {str(p) for p in found(walk(root))}
     rules = Ignores(str(root))
     for path in made:
         assert (str(path) in kept) == (not rules.ignores(str(path))), (path, top, deeper)
