@@ -242,7 +242,7 @@ class StoredDocument:
     source: str = "file"
     title: str = ""
     indexed_at: float | None = None  # when its row was written (Unix seconds, UTC); None: before migration 0004
-    # The reader version its passages were made by (ingest/pipeline.PASSAGES_VERSION); None: before migration 0007.
+    # The reader version its passages were made by (ingest/reading.reader_version); None: before migration 0007.
     passages_version: int | None = None
 
 
@@ -256,7 +256,7 @@ class NewDocument:
     vectors: np.ndarray
     # Each passage's section path (its headings, outermost first, joined by " > "), row i for span i; empty: none.
     sections: Sequence[str] = ()
-    # The reader version that made these passages (ingest/pipeline.PASSAGES_VERSION), recorded with the document.
+    # The reader version that made these passages (ingest/reading.reader_version), recorded with the document.
     passages_version: int | None = None
 
 

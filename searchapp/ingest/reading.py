@@ -8,8 +8,25 @@ from pathlib import Path
 
 from searchapp.errors import LoadError
 from searchapp.ingest.formats.load import MAX_FILE_BYTES, load_document
+from searchapp.ingest.formats.registry import format_for
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.types import Document, Span
+
+# The version of what the steps every format shares make of a loaded text (markup blanking, headings and section
+# paths, the splitter); each format's loader has its own (``Format.version``). Raise the one whose output changes
+# for the same bytes: a re-ingest then reads the files it made again, though their size and mtime are unchanged,
+# and re-embeds those whose passages come out different. Their history: docs/architecture.md, "Reader versions".
+READERS_VERSION = 5
+# A format's version counts in thousands above the shared one, so that both fit the stored integer and a format at
+# version 0 records what every reader recorded before formats had versions.
+FORMAT_STEP = 1000
+
+
+def reader_version(path: str, source: str = "file") -> int:
+    """The reader version recorded with the passages of the document at ``path`` (a text added by id has no
+    format: the shared version alone)."""
+    found = format_for(Path(path)) if source == "file" else None
+    return READERS_VERSION + FORMAT_STEP * (found.version if found is not None else 0)
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,7 @@ class Task:
     key: str
     stored_id: int | None = None
     stored_sha: str | None = None
-    # The stored passages were made by another version of the readers (PASSAGES_VERSION): same bytes are no
+    # The stored passages were made by another version of the readers (reader_version): same bytes are no
     # reason to keep them.
     stale: bool = False
 

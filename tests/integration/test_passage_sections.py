@@ -101,7 +101,7 @@ def test_passages_of_an_index_without_the_setting_are_embedded_alone(tmp_path: P
 
 
 def test_a_reingest_rereads_what_an_older_reader_made(tmp_path: Path, fake_encoder, index_at, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.ingest import pipeline
+    from searchapp.ingest import pipeline, reading
 
     docs = _docs(tmp_path)
     (docs / "plain.txt").write_text("A text file with no headings at all, the same to every reader.\n")
@@ -110,7 +110,7 @@ def test_a_reingest_rereads_what_an_older_reader_made(tmp_path: Path, fake_encod
     # whose passages it made as this version does.
     current = pipeline.document_sections
     with monkeypatch.context() as m:
-        m.setattr(pipeline, "PASSAGES_VERSION", 0)
+        m.setattr(reading, "READERS_VERSION", 0)
         m.setattr(pipeline, "document_sections", lambda doc, spans: (
             current(doc, spans) if doc.path.endswith("plain.txt") else [""] * len(spans)))
         ix.ingest(docs)
@@ -129,3 +129,29 @@ def test_a_reingest_rereads_what_an_older_reader_made(tmp_path: Path, fake_encod
     after = fake_encoder.embedded
     again = ix.ingest(docs)
     assert (again.updated, again.added, again.unchanged, fake_encoder.embedded) == (0, 0, 10, after)
+
+
+def test_a_format_s_own_reader_version_makes_only_its_files_read_again(tmp_path: Path, fake_encoder, index_at,  # type: ignore[no-untyped-def]
+                                                                       monkeypatch) -> None:
+    from dataclasses import replace
+
+    from searchapp.ingest.formats import registry
+
+    docs = _docs(tmp_path)
+    (docs / "plain.txt").write_text("A text file with no headings at all.\n")
+    ix = index_at(max_tokens=16)
+    ix.ingest(docs)
+    versions = {Path(k).name: d.passages_version for k, d in ix.stores.documents().items()}
+    assert set(versions.values()) == {5}  # every format at 0: what every reader recorded before formats had one
+    read: list[str] = []
+    load = registry.FORMATS[".md"].loader
+    markdown = replace(registry.FORMATS[".md"], version=1,
+                       loader=lambda path, data: (read.append(path.name), load(path, data))[1])
+    monkeypatch.setitem(registry.FORMATS, ".md", markdown)
+    monkeypatch.setitem(registry.FORMATS, ".markdown", markdown)
+    again = ix.ingest(docs)
+    # The Markdown files are read again (their passages the same: none embedded), the text file is not.
+    assert sorted(read) == sorted(n for n in versions if n.endswith(".md")) and again.passages_embedded == 0
+    after = {Path(k).name: d.passages_version for k, d in ix.stores.documents().items()}
+    assert after == {n: 1005 if n.endswith(".md") else 5 for n in versions}
+    assert ix.ingest(docs).unchanged == len(versions) and len(read) == len(after) - 1  # recorded: not read again

@@ -34,7 +34,9 @@ class Format:
     file's bytes to its text (raising :class:`~searchapp.errors.LoadError` with a one-line reason).
     ``is_text``: text to decode, sniffed for binary content on its first bytes before the rest is read.
     ``loggers``: the loggers of the third-party parsers the loader calls, captured while it runs
-    (``parsers.quiet_parsers``).
+    (``parsers.quiet_parsers``). ``version``: the version of what the loader makes of a file's bytes (its text,
+    title and headings); raise it when that changes, and the next ingest reads this format's files again
+    (``ingest/reading.reader_version``; the history in docs/architecture.md, "Reader versions").
 
     What any format's file may load as is bounded once for all (``load.max_chars``: no more characters than a
     plain text file of the size limit holds); a loader bounds what it parses on the way (``zipped.MAX_ZIP_BYTES``,
@@ -46,6 +48,7 @@ class Format:
     loader: Loader
     is_text: bool
     loggers: tuple[str, ...] = ()
+    version: int = 0
 
     def __post_init__(self) -> None:
         bad = [s for s in self.suffixes if not s.startswith(".") or len(s) < 2 or s != s.lower()]
