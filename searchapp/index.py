@@ -37,7 +37,7 @@ from searchapp.reports import (
     document_listing,
     index_stats,
 )
-from searchapp.setting import MAX_THREADS, seconds, whole
+from searchapp.setting import DEFAULT_CONTEXT_CHARS, MAX_THREADS, seconds, whole
 from searchapp.store.base import Stores
 from searchapp.store.locate import display, index_exists, is_postgres, open_stores
 from searchapp.store.rebuild import document_text, passage_context
@@ -367,7 +367,7 @@ class Index:
         """
         return document_text(self.stores, path, start, max_chars)
 
-    def context(self, passage_id: int, chars: int = 300, lines: int | None = None) -> PassageContext:
+    def context(self, passage_id: int, chars: int = DEFAULT_CONTEXT_CHARS, lines: int | None = None) -> PassageContext:
         """A passage with up to ``chars`` characters of its document's text before and after it (rebuilt as in
         :meth:`document`); with ``lines``, of those only the rest of the passage's first and last lines and that
         many whole lines more on each side. Raises ``DocumentNotFoundError`` for an unknown passage id,

@@ -37,6 +37,10 @@ MAX_THREADS = MAX_C_INT
 # The most characters of a passage's context on each side: what one HTTP request may ask
 # (``GET /passages/{id}/context``'s ``chars``), and how far ``searchapp show ID --context N`` reads for its lines.
 MAX_CONTEXT_CHARS = 20_000
+# The size in MB above which a file is skipped unless an ingest asks otherwise (--max-file-mb).
+DEFAULT_FILE_MB = 100
+# Characters of context on each side of a passage when none is asked (Index.context, the HTTP context route).
+DEFAULT_CONTEXT_CHARS = 300
 # A filter's bounds (``filters.Filter``), on every way in. Each string of it (a path prefix, a metadata key or
 # string value) at most MAX_FILTER_CHARS characters: PATH_MAX, so any file's path is a prefix. A path glob at most
 # MAX_GLOB_CHARS: PostgreSQL runs a glob with a character class as a regular expression, whose cost per document

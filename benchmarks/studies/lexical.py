@@ -26,7 +26,7 @@ from _common import call_ms, key_values, machine, print_json
 from query import corpus, queries
 
 from searchapp.store import lexical
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 from searchapp.types import Document, NewDocument, Span
 
 
@@ -36,8 +36,8 @@ def timed(fn: Callable[[str], object], items: list[str]) -> tuple[float, float]:
     return statistics.median(ms), float(np.percentile(ms, 95))
 
 
-def build_fts(path: Path, texts: list[str]) -> Database:
-    meta = Database(path)
+def build_fts(path: Path, texts: list[str]) -> SqliteRecords:
+    meta = SqliteRecords(path)
     zero = np.zeros((1, 1), np.float32)
     batch = []
     for i, t in enumerate(texts):

@@ -33,7 +33,7 @@ from searchapp.cli.common import (
     say,
 )
 from searchapp.cli.progress import IngestProgress
-from searchapp.setting import MAX_THREADS
+from searchapp.setting import DEFAULT_FILE_MB, MAX_THREADS
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -57,7 +57,7 @@ def ingest(
     overlap: OverlapOpt = None,
     precision: PrecisionOpt = None,
     batch_size: BatchSizeOpt = 32,
-    max_file_mb: MaxFileMbOpt = 100.0,
+    max_file_mb: MaxFileMbOpt = float(DEFAULT_FILE_MB),
     follow_links: FollowLinksOpt = False,
     no_ignore: NoIgnoreOpt = False,
     workers: Annotated[

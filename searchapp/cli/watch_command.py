@@ -20,6 +20,7 @@ from searchapp.cli.ingest_command import embedding_progress, open_for_ingest, su
 from searchapp.collection import check_collection
 from searchapp.errors import ConfigError
 from searchapp.extras import missing
+from searchapp.setting import DEFAULT_FILE_MB
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -61,7 +62,8 @@ def real_folders(folders: Sequence[Path], index: str) -> list[Path]:
 
 def watcher(
     ix: Index, folders: Sequence[Path], stop: threading.Event, *, include: Sequence[str] = (),
-    exclude: Sequence[str] = (), max_file_mb: float = 100.0, follow_links: bool = False, ignore_rules: bool = True,
+    exclude: Sequence[str] = (), max_file_mb: float = float(DEFAULT_FILE_MB), follow_links: bool = False,
+    ignore_rules: bool = True,
     debounce: float = 0.5, poll: float | None = None, as_json: bool = False, collection: str | None = None,
     description: str | None = None,
 ) -> Watcher:
@@ -139,7 +141,7 @@ def watch(
     overlap: common.OverlapOpt = None,
     precision: common.PrecisionOpt = None,
     batch_size: common.BatchSizeOpt = 32,
-    max_file_mb: common.MaxFileMbOpt = 100.0,
+    max_file_mb: common.MaxFileMbOpt = float(DEFAULT_FILE_MB),
     follow_links: common.FollowLinksOpt = False,
     no_ignore: common.NoIgnoreOpt = False,
     threads: common.ThreadsOpt = None,

@@ -13,7 +13,7 @@ from searchapp.filters import FIELDS, MAX_LENGTH, STRING_FIELDS
 from searchapp.query.fusion import SETTINGS
 from searchapp.query.options import OPTIONS, check, check_queries, flatten
 from searchapp.reports import CollectionListing
-from searchapp.setting import MAX_CONTEXT_CHARS, Setting
+from searchapp.setting import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS, Setting
 from searchapp.types import MAX_WHOLE, Hit
 
 # Bounds a single request may ask for: one request must not be able to hold the server for minutes (MAX_K, the
@@ -29,8 +29,6 @@ MAX_EMBEDDING_TOKENS = 65_536
 # Characters of a document's text in one answer (GET /documents/{id}); a longer text is read in windows.
 DEFAULT_DOCUMENT_CHARS = 200_000
 MAX_DOCUMENT_CHARS = 1_000_000
-# Characters of context on each side of a passage (GET /passages/{id}/context).
-DEFAULT_CONTEXT_CHARS = 300
 
 
 class _Strict(BaseModel):

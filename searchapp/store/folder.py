@@ -30,7 +30,7 @@ from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lexical_index import LexicalSession, SessionContext, engine
 from searchapp.store.lock import FileLock
-from searchapp.store.sqlite import Database, has_settings
+from searchapp.store.sqlite import SqliteRecords, has_settings
 from searchapp.store.tantivy_lexical import GENERATION_KEY
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
 from searchapp.types import (
@@ -57,7 +57,7 @@ PARALLEL_MIN = 100_000
 MAX_PARTS = 4
 
 
-class FolderStores(Database, Stores):
+class FolderStores(SqliteRecords, Stores):
     """The stores of an index folder: its database (the records, with the lexical index, FTS5, in the same
     transactions) and what this class adds, the FAISS file derived from it and the writer's file lock.
     ``dimension`` is asked for when the vectors are first loaded (it may load the model); ``read_only`` never
@@ -79,7 +79,7 @@ class FolderStores(Database, Stores):
         self.policy = policy
         self.read_only = read_only
         self._dimension = dimension
-        Database.__init__(self, folder / DB_NAME, read_only)
+        SqliteRecords.__init__(self, folder / DB_NAME, read_only)
         # The lexical engine is the index's, recorded when it was made: two engines never write one index.
         self.lexical_index = engine(self._lexical_engine_name(), folder)
         self.lock = FileLock(folder / LOCK_NAME)

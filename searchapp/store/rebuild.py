@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from searchapp.errors import DocumentNotFoundError
 from searchapp.lines import START, Position, end_of, head, tail
-from searchapp.setting import whole
+from searchapp.setting import DEFAULT_CONTEXT_CHARS, whole
 from searchapp.store.base import Stores
 from searchapp.types import MAX_WHOLE, DocumentText, PassageContext, StoredPassage
 
@@ -113,7 +113,8 @@ def document_text(stores: Stores, path: str, start: int = 0, max_chars: int | No
     )
 
 
-def passage_context(stores: Stores, passage_id: int, chars: int = 300, lines: int | None = None) -> PassageContext:
+def passage_context(stores: Stores, passage_id: int, chars: int = DEFAULT_CONTEXT_CHARS,
+                    lines: int | None = None) -> PassageContext:
     """The passage ``passage_id`` with up to ``chars`` characters of its document's text before and after it
     (whole numbers both); with ``lines``, of those only the rest of the passage's first and last lines and that
     many whole lines on each side (as ``grep -C``); ``DocumentNotFoundError`` for an unknown passage id,

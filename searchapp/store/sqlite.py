@@ -25,7 +25,7 @@ def has_settings(db_path: Path) -> bool:
     """Whether ``db_path`` holds an index: a database with its settings stored. Creating an index stores them
     last (after the model is loaded), so a database without them is a creation that was interrupted, to be
     created again, not an index built with default settings. Anything unreadable is left for
-    ``Database`` to report."""
+    ``SqliteRecords`` to report."""
     if not db_path.exists():
         return False
     sqlite3 = dbapi()
@@ -42,13 +42,13 @@ def has_settings(db_path: Path) -> bool:
 
 
 def _rows_among(conn: Connection, sql: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
-    """The rows of ``sql`` (:meth:`Database._among_json`) for the passages ``ids``, run on the driver's own
+    """The rows of ``sql`` (:meth:`SqliteRecords._among_json`) for the passages ``ids``, run on the driver's own
     connection."""
     ids_json = json.dumps([int(i) for i in ids])
     return conn.connection.driver_connection.execute(sql, (ids_json,)).fetchall()  # type: ignore[union-attr]
 
 
-class Database(Records):
+class SqliteRecords(Records):
     """The index database. Opening it runs pending migrations (``read_only``, or a folder that cannot be written:
     connections that never write, and a schema behind refused instead)."""
 

@@ -42,7 +42,7 @@ from searchapp.errors import IndexNotFoundError
 from searchapp.ingest.sections import passage_inputs
 from searchapp.sqlite_driver import dbapi
 from searchapp.store.folder import DB_NAME, VECTORS_NAME
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 from searchapp.types import Span
 from tests.consistency import assert_vectors_match_database, check_lexical
 
@@ -66,9 +66,9 @@ pipeline.FLUSH_PASSAGES = int(os.environ["CRASH_TEST_FLUSH"])
 pipeline.SAVE_EVERY_S = 2.0
 
 from searchapp.encode.encoder import TorchEncoder
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 
-encode, write = TorchEncoder.encode, Database.write_rows
+encode, write = TorchEncoder.encode, SqliteRecords.write_rows
 
 
 def logged_encode(self, texts, truncate=False):
@@ -83,7 +83,7 @@ def logged_write(self, remove, add):
     return out
 
 
-TorchEncoder.encode, Database.write_rows = logged_encode, logged_write
+TorchEncoder.encode, SqliteRecords.write_rows = logged_encode, logged_write
 log("start")
 sys.argv = ["searchapp", *args]
 from searchapp.cli import main
@@ -411,7 +411,7 @@ def test_a_creation_killed_before_its_settings_were_stored_is_created_again(tmp_
     # The state a kill leaves while a new index's model loads: the database and its schema exist, the settings
     # (written once the model's dimension is known) do not.
     (tmp_path / "ix").mkdir()
-    Database(tmp_path / "ix" / DB_NAME).close()
+    SqliteRecords(tmp_path / "ix" / DB_NAME).close()
     with pytest.raises(IndexNotFoundError):
         Index(tmp_path / "ix", encoder=fake_encoder)  # not an index yet, and a reader does not make it one
     docs = tmp_path / "docs"

@@ -26,7 +26,7 @@ from searchapp.errors import StorageError
 from searchapp.ingest import pipeline
 from searchapp.store import vectors as vectors_module
 from searchapp.store.folder import VECTORS_NAME
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 from tests.consistency import assert_vectors_match_database, check_lexical
 from tests.fakes import PROGRESS
 
@@ -42,7 +42,7 @@ def write_docs(root: Path, topics: list[str], version: str = "first", notes: int
 
 
 class SqliteFull:
-    """Makes the ``fail_at``-th ``Database.write_rows`` from now on run out of space; records the database's
+    """Makes the ``fail_at``-th ``SqliteRecords.write_rows`` from now on run out of space; records the database's
     state before every write."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, fail_at: int) -> None:
@@ -50,9 +50,9 @@ class SqliteFull:
         self.calls = 0
         self.armed = False
         self.before: list[dict[str, Any]] = []
-        real_write = Database.write_rows
+        real_write = SqliteRecords.write_rows
 
-        def write(store: Database, remove: Any, add: Any) -> Any:
+        def write(store: SqliteRecords, remove: Any, add: Any) -> Any:
             self.calls += 1
             self.before.append(snapshot(store))
             self.armed = self.calls == self.fail_at
@@ -63,7 +63,7 @@ class SqliteFull:
                     store.engine.dispose()  # closes the capped connection; later ones write normally
                 self.armed = False
 
-        monkeypatch.setattr(Database, "write_rows", write)
+        monkeypatch.setattr(SqliteRecords, "write_rows", write)
 
     def on_begin(self, conn: Any) -> None:
         if self.armed:
@@ -87,7 +87,7 @@ def sqlite_full(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         event.remove(Engine, "begin", full.on_begin)
 
 
-def snapshot(store: Database) -> dict[str, Any]:
+def snapshot(store: SqliteRecords) -> dict[str, Any]:
     """Every row of documents and passages (vectors included); the lexical index checked against the passages."""
     with store.engine.begin() as conn:
         check_lexical(store, conn)

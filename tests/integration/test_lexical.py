@@ -13,7 +13,7 @@ from sqlalchemy import text
 from searchapp import analysis
 from searchapp.analysis import fts5_query_terms, fts5_terms, lexical_fields, query_terms, stems
 from searchapp.store import lexical
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 from searchapp.types import Document, NewDocument, Span
 
 CORPUS = [
@@ -32,8 +32,8 @@ QUERIES = ["rotate signing keys", "sentence token budget", "dense vector retriev
 
 
 @pytest.fixture()
-def store(tmp_path: Path) -> Database:
-    meta = Database(tmp_path / "index.db")
+def store(tmp_path: Path) -> SqliteRecords:
+    meta = SqliteRecords(tmp_path / "index.db")
     items = []
     for i, body in enumerate(CORPUS):
         doc = Document(f"/d/{i}.txt", f"d{i}", body, 0.0, len(body), f"{i:064d}")
@@ -42,7 +42,7 @@ def store(tmp_path: Path) -> Database:
     return meta
 
 
-def _fts_tokens(meta: Database) -> dict[int, list[str]]:
+def _fts_tokens(meta: SqliteRecords) -> dict[int, list[str]]:
     """The tokens FTS5 stored for each passage (stemmed, folded), read back through fts5vocab."""
     with meta.engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, passages_fts, 'instance')"))
@@ -53,7 +53,7 @@ def _fts_tokens(meta: Database) -> dict[int, list[str]]:
     return docs
 
 
-def _stem(meta: Database, query: str) -> list[str]:
+def _stem(meta: SqliteRecords, query: str) -> list[str]:
     with meta.engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE temp.q USING fts5(t, tokenize='porter unicode61 remove_diacritics 2')"))
         conn.execute(text("INSERT INTO temp.q(t) VALUES (:t)"), {"t": " ".join(query_terms(query))})
@@ -65,7 +65,7 @@ def _stem(meta: Database, query: str) -> list[str]:
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_scores_match_rank_bm25(store: Database, query: str) -> None:
+def test_scores_match_rank_bm25(store: SqliteRecords, query: str) -> None:
     docs = _fts_tokens(store)
     ids = sorted(docs)
     reference = BM25Okapi([docs[i] for i in ids], k1=1.2, b=0.75)
@@ -84,7 +84,7 @@ def test_scores_match_rank_bm25(store: Database, query: str) -> None:
     assert every == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
-def test_term_in_most_passages_gets_almost_no_weight(store: Database) -> None:
+def test_term_in_most_passages_gets_almost_no_weight(store: SqliteRecords) -> None:
     # FTS5 floors a negative idf at 1e-6 where rank_bm25 uses 0.25 x the mean idf: documented difference.
     with store.connect() as conn:
         run = lexical.search(conn, "the", k=20)
@@ -97,7 +97,7 @@ def test_query_terms_drop_stopwords_and_quote_operators() -> None:
     assert lexical.match_expression(["NEAR", "and"]) == '"NEAR" OR "and"'
 
 
-def test_remove_unindexes(store: Database) -> None:
+def test_remove_unindexes(store: SqliteRecords) -> None:
     docs = store.documents()
     store.write(remove=[docs["/d/0.txt"].id], add=[])
     with store.connect() as conn:
@@ -106,7 +106,7 @@ def test_remove_unindexes(store: Database) -> None:
 
 
 @pytest.mark.parametrize("query", [*QUERIES, "the", "zzz nothing"])
-def test_matches_equal_search_plus_scores(store: Database, query: str) -> None:
+def test_matches_equal_search_plus_scores(store: SqliteRecords, query: str) -> None:
     ids = [1, 3, 5, 8, 99]
     with store.connect() as conn:
         for _ in range(2):  # the temporary table is emptied between queries
@@ -118,7 +118,8 @@ def test_matches_equal_search_plus_scores(store: Database, query: str) -> None:
             assert known == pytest.approx(lexical.scores(conn, query, ids))
 
 
-def test_fts5_terms_are_the_folder_indexs_terms_in_text_order(store: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fts5_terms_are_the_folder_indexs_terms_in_text_order(store: SqliteRecords,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     # What PostgreSQL's BM25 field holds: each passage's terms as the folder's FTS5 table stored them, in the
     # text's order (offsets), across batches too; nothing for a text without a term.
     monkeypatch.setattr(analysis, "TERMS_BATCH", 3)
@@ -152,7 +153,7 @@ def test_fts5_query_terms_are_the_stems_of_the_query_words_as_fts5_ors_them() ->
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_idf_is_the_one_bm25_weighs_by(store: Database, query: str) -> None:
+def test_idf_is_the_one_bm25_weighs_by(store: SqliteRecords, query: str) -> None:
     docs = _fts_tokens(store)
     reference = BM25Okapi([docs[i] for i in sorted(docs)], k1=1.2, b=0.75)
     with store.connect() as conn:
@@ -162,7 +163,7 @@ def test_idf_is_the_one_bm25_weighs_by(store: Database, query: str) -> None:
     assert got == pytest.approx({t: reference.idf[s] for t, s in zip(got, _stem(store, query), strict=True)})
 
 
-def test_idf_of_a_term_in_most_passages_is_fts5s_floor(store: Database) -> None:
+def test_idf_of_a_term_in_most_passages_is_fts5s_floor(store: SqliteRecords) -> None:
     with store.connect() as conn:
         assert lexical.idf(conn, "the") == {"the": 1e-6}
         assert lexical.idf(conn, "zzz") == {"zzz": pytest.approx(np.log((len(CORPUS) + 0.5) / 0.5))}

@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 
 from searchapp.errors import SchemaError
 from searchapp.store import schema
-from searchapp.store.sqlite import Database
+from searchapp.store.sqlite import SqliteRecords
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,12 +59,12 @@ def test_downgrade_then_upgrade_round_trip(tmp_path: Path) -> None:
 
 
 def test_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
-    Database(tmp_path / "x.db").close()
+    SqliteRecords(tmp_path / "x.db").close()
     engine = schema.make_engine(tmp_path / "x.db")
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
     with pytest.raises(SchemaError, match="newer searchapp"):
-        Database(tmp_path / "x.db")
+        SqliteRecords(tmp_path / "x.db")
     engine.dispose()
 
 
@@ -144,9 +144,9 @@ def _rows(engine, table: str) -> list[dict[str, object]]:  # type: ignore[no-unt
 def test_an_up_to_date_index_opens_without_importing_alembic(tmp_path: Path) -> None:
     # The scripts' head read without Alembic is Alembic's own head; then opening a current index needs no Alembic.
     assert schema._scanned_head() == schema.head_revision()
-    Database(tmp_path / "x.db").close()
-    probe = ("import sys; from pathlib import Path; from searchapp.store.sqlite import Database\n"
-             f"Database(Path({str(tmp_path / 'x.db')!r})).close(); print('alembic' in sys.modules)")
+    SqliteRecords(tmp_path / "x.db").close()
+    probe = ("import sys; from pathlib import Path; from searchapp.store.sqlite import SqliteRecords\n"
+             f"SqliteRecords(Path({str(tmp_path / 'x.db')!r})).close(); print('alembic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "False"
@@ -175,7 +175,7 @@ def test_a_migration_stopped_part_way_leaves_nothing_and_the_next_open_finishes_
     engine = schema.make_engine(tmp_path / "x.db")
     assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
     engine.dispose()
-    Database(tmp_path / "x.db").close()
+    SqliteRecords(tmp_path / "x.db").close()
     engine = schema.make_engine(tmp_path / "x.db")
     assert schema.current_revision(engine) == schema.head_revision()
     engine.dispose()

@@ -14,10 +14,11 @@ from searchapp.ingest.formats.decoding import SNIFF_BYTES, decode_text, normalis
 from searchapp.ingest.formats.format import clean_title, mb
 from searchapp.ingest.formats.parsers import quiet_parsers
 from searchapp.ingest.formats.registry import format_for
+from searchapp.setting import DEFAULT_FILE_MB
 from searchapp.types import Document
 
 # Files larger than this are refused before they are read (searchapp ingest --max-file-mb).
-MAX_FILE_BYTES = 100 * 2**20
+MAX_FILE_BYTES = DEFAULT_FILE_MB * 2**20
 
 
 def max_chars(max_bytes: int) -> int:
