@@ -25,7 +25,8 @@ from ann_recall import grow, real_vectors
 from searchapp import Encoder, Index, IndexConfig
 from searchapp.evaluate.beir import load_beir
 from searchapp.evaluate.runner import index_path
-from searchapp.types import Document, NewDocument, Span
+from searchapp.store.rows import NewDocument
+from searchapp.types import Document, Span
 
 
 def load(ix: Index, vecs: np.ndarray) -> float:

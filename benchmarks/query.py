@@ -38,8 +38,9 @@ import numpy as np
 from _common import call_ms, key_values, machine, print_json
 
 from searchapp import Index, IndexConfig
+from searchapp.store.rows import NewDocument
 from searchapp.store.vector_policy import VECTOR_INDEXES, auto_nprobe
-from searchapp.types import Document, NewDocument, Span
+from searchapp.types import Document, Span
 
 DIM = 384
 

@@ -26,8 +26,9 @@ from _common import call_ms, key_values, machine, print_json
 from query import corpus, queries
 
 from searchapp.store import lexical
+from searchapp.store.rows import NewDocument
 from searchapp.store.sqlite import SqliteRecords
-from searchapp.types import Document, NewDocument, Span
+from searchapp.types import Document, Span
 
 
 def timed(fn: Callable[[str], object], items: list[str]) -> tuple[float, float]:

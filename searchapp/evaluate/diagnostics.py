@@ -19,7 +19,7 @@ from searchapp.query.fusion import Fusion, Weighting
 from searchapp.query.ranking import FUSED, Gathered
 from searchapp.query.snippets import QueryTerms
 from searchapp.store.base import Reader
-from searchapp.types import PassageRecord
+from searchapp.store.rows import PassageRecord
 
 MODES = modes_for("all")  # the order of the table's rows
 

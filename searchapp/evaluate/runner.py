@@ -23,7 +23,8 @@ from searchapp.query.fusion import Fusion
 from searchapp.query.options import MODES
 from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking, Texts
 from searchapp.store.base import Stores
-from searchapp.types import Candidates, EncoderLike, Run
+from searchapp.store.rows import Candidates
+from searchapp.types import EncoderLike, Run
 
 DEPTH = 100  # documents ranked per query (Recall@100, MAP@100)
 PASSAGE_DEPTH = 300  # passages fetched for a single-side run before folding them into documents

@@ -29,7 +29,8 @@ from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.ingest.summary import SKIP_REASONS, IngestSummary
 from searchapp.lines import positions
 from searchapp.store.base import Stores
-from searchapp.types import Document, EncoderLike, NewDocument, Span, StoredDocument, dump_metadata
+from searchapp.store.rows import NewDocument, StoredDocument, dump_metadata
+from searchapp.types import Document, EncoderLike, Span
 
 __all__ = ["SKIP_REASONS", "Ingest", "IngestSummary", "Progress", "ReadFile", "Record", "Stages", "Task", "prepare"]
 

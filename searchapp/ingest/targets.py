@@ -6,7 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 
 from searchapp.ingest.files import is_under
-from searchapp.types import StoredDocument, names_no_document
+from searchapp.store.rows import StoredDocument
+from searchapp.types import names_no_document
 
 
 def named(targets: Sequence[str], stored: Mapping[str, StoredDocument]) -> dict[str, int]:

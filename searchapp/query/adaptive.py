@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from searchapp.types import Candidates
+from searchapp.store.rows import Candidates
 
 DENSE_TOP = 10  # the dense candidates whose BM25 spread is measured
 

@@ -22,7 +22,8 @@ from searchapp.query.options import SearchKwargs, check_queries, resolve
 from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
-from searchapp.types import MAX_WHOLE, Explanation, Hit, PassageRecord
+from searchapp.store.rows import PassageRecord
+from searchapp.types import MAX_WHOLE, Explanation, Hit
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -23,7 +23,8 @@ from searchapp.errors import ConfigError
 from searchapp.query.adaptive import adaptive_alpha, adaptive_choice
 from searchapp.query.rerank import reranker_names
 from searchapp.setting import MAX_K, Setting, declared
-from searchapp.types import BM25_MIN, COSINE_MIN, Candidates, Run
+from searchapp.store.rows import Candidates
+from searchapp.types import BM25_MIN, COSINE_MIN, Run
 
 Normaliser = Callable[[Mapping[int, float], Mapping[int, float]], tuple[dict[int, float], dict[int, float]]]
 FusionMethod = Callable[[Candidates, "Fusion"], Run]

@@ -25,7 +25,8 @@ from typing import TypeVar
 from searchapp.query import rerank as rerank_stage
 from searchapp.query.documents import DocumentScore, group_documents, hybrid_documents
 from searchapp.query.fusion import Fusion, Weighting, fuse, weighting
-from searchapp.types import Candidates, Run
+from searchapp.store.rows import Candidates
+from searchapp.types import Run
 
 LEXICAL, DENSE, FUSED = "lexical", "dense", "fused"  # the stages' names in a passage's scores
 D = TypeVar("D", bound=Hashable)

@@ -20,17 +20,9 @@ import numpy as np
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.lines import Position
+from searchapp.store.rows import Candidates, DocumentPassages, NewDocument, PassageRecord, StoredDocument
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import (
-    Candidates,
-    DocumentPassages,
-    ExportedDocument,
-    ExportedPassage,
-    NewDocument,
-    PassageRecord,
-    Run,
-    StoredDocument,
-)
+from searchapp.types import ExportedDocument, ExportedPassage, Run
 
 # Rows fetched from a cursor at a time by a streamed read (export).
 STREAM_ROWS = 1000

@@ -30,16 +30,11 @@ from searchapp.store.base import Reader, Stores
 from searchapp.store.filter_sql import Restrict, passages_sql
 from searchapp.store.lexical_index import LexicalSession, SessionContext, engine
 from searchapp.store.lock import FileLock
+from searchapp.store.rows import Candidates, NewDocument, PassageRecord
 from searchapp.store.sqlite import SqliteRecords, has_settings
 from searchapp.store.tantivy_lexical import GENERATION_KEY
 from searchapp.store.vector_policy import VectorPolicy, auto_nlist
-from searchapp.types import (
-    COSINE_MIN,
-    Candidates,
-    NewDocument,
-    PassageRecord,
-    Run,
-)
+from searchapp.types import COSINE_MIN, Run
 
 if TYPE_CHECKING:
     from searchapp.store.vectors import VectorStore

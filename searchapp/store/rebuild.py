@@ -16,7 +16,8 @@ from searchapp.errors import DocumentNotFoundError
 from searchapp.lines import START, Position, end_of, head, tail
 from searchapp.setting import DEFAULT_CONTEXT_CHARS, whole
 from searchapp.store.base import Stores
-from searchapp.types import MAX_WHOLE, DocumentText, PassageContext, StoredPassage
+from searchapp.store.rows import StoredPassage
+from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
 
 
 def gap(n: int) -> str:

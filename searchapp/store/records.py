@@ -42,18 +42,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from searchapp.lines import Position, positions
 from searchapp.store.base import STREAM_ROWS
-from searchapp.store.tables import Tables
-from searchapp.types import (
+from searchapp.store.rows import (
     DocumentPassages,
-    ExportedDocument,
-    ExportedPassage,
     NewDocument,
     PassageRecord,
     StoredDocument,
     StoredPassage,
     dump_metadata,
-    names_no_document,
 )
+from searchapp.store.tables import Tables
+from searchapp.types import ExportedDocument, ExportedPassage, names_no_document
 
 # Values bound in one IN (...) list: SQLite limits host parameters per statement; stay well under its old default.
 MAX_PARAMS = 900

@@ -10,7 +10,7 @@ import pytest
 from searchapp import DocumentNotFoundError, Index, IndexConfig
 from searchapp.errors import ConfigError
 from searchapp.store.rebuild import rebuild
-from searchapp.types import StoredPassage
+from searchapp.store.rows import StoredPassage
 
 # Paragraphs, a heading, a list and doubled spaces (a .txt file: read as written, markup and all): several
 # passages at max_tokens=24, with gaps of one and of

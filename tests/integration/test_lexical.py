@@ -13,8 +13,9 @@ from sqlalchemy import text
 from searchapp import analysis
 from searchapp.analysis import fts5_query_terms, fts5_terms, lexical_fields, query_terms, stems
 from searchapp.store import lexical
+from searchapp.store.rows import NewDocument
 from searchapp.store.sqlite import SqliteRecords
-from searchapp.types import Document, NewDocument, Span
+from searchapp.types import Document, Span
 
 CORPUS = [
     "The signing keys are rotated every ninety days by the security team.",

@@ -13,7 +13,8 @@ from searchapp import Index, IndexConfig
 from searchapp.errors import ConfigError
 from searchapp.store.postgres import PostgresStores
 from searchapp.store.records import Records
-from searchapp.types import Document, NewDocument, Span
+from searchapp.store.rows import NewDocument
+from searchapp.types import Document, Span
 from tests.integration.test_postgres import MODES, RandomEncoder
 
 TEXTS = [

@@ -13,7 +13,8 @@ import pytest
 from searchapp.filters import Filter
 from searchapp.lines import Position
 from searchapp.store.base import Stores
-from searchapp.types import Document, ExportedDocument, ExportedPassage, NewDocument, Span, dump_metadata
+from searchapp.store.rows import NewDocument, dump_metadata
+from searchapp.types import Document, ExportedDocument, ExportedPassage, Span
 from tests.conftest import FakeEncoder, small_fetches
 
 

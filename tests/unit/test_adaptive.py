@@ -2,7 +2,7 @@ import pytest
 
 from searchapp.query.adaptive import adaptive_alpha, adaptive_choice, is_question, lexical_spread
 from searchapp.query.fusion import Fusion, fuse
-from searchapp.types import Candidates
+from searchapp.store.rows import Candidates
 
 
 @pytest.mark.parametrize(

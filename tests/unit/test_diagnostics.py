@@ -14,7 +14,8 @@ from searchapp.evaluate.known_items import KnownItems, Question
 from searchapp.evaluate.runner import Prepared, QueryRuns
 from searchapp.query.fusion import Fusion
 from searchapp.store.base import Reader
-from searchapp.types import Candidates, PassageRecord, Run
+from searchapp.store.rows import Candidates, PassageRecord
+from searchapp.types import Run
 
 TEXTS = {
     1: ("Keys are rotated yearly.", "Signing"),

@@ -7,7 +7,7 @@ import pytest
 from searchapp.evaluate.runner import Prepared, QueryRuns
 from searchapp.query.documents import DOCUMENT_PASSAGES, agreed_first, group_documents
 from searchapp.query.fusion import Fusion
-from searchapp.types import Candidates
+from searchapp.store.rows import Candidates
 
 DOC = {1: "stub.md", 2: "guide.md", 3: "guide.md", 4: "guide.md", 5: "guide.md", 6: "other.md"}
 

@@ -15,7 +15,8 @@ from searchapp.filters import Filter
 from searchapp.store.base import Reader
 from searchapp.store.filter_sql import passages_sql
 from searchapp.store.postgres.ddl import BM25_INDEX, bm25_installed, has_index
-from searchapp.types import COSINE_MIN, Candidates, PassageRecord, Run
+from searchapp.store.rows import Candidates, PassageRecord
+from searchapp.types import COSINE_MIN, Run
 
 # The least hnsw.ef_search a query runs with (pgvector's default is 40): recall@10 against exact search at 1M
 # vectors drawn around real ones was 0.846 at 40, 0.929 at 100, 0.961 at 200 and 0.983 at 400, at 1.2, 1.7, 2.7

@@ -56,9 +56,9 @@ from searchapp.store.postgres.location import (
 from searchapp.store.postgres.reader import PostgresReader
 from searchapp.store.postgres.vector import PgVector
 from searchapp.store.records import Records
+from searchapp.store.rows import NewDocument
 from searchapp.store.tables import tables
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import NewDocument
 
 # A settings row (not an IndexConfig setting): passages deleted since the BM25 index was last rebuilt.
 _STALE_KEY = "bm25_deleted_passages"
