@@ -1,4 +1,5 @@
-"""How the lexical side reads text: a query's terms, the words of a text, and their stems.
+"""How the lexical side reads text: a query's terms, the words of a text, and their stems, behind one interface
+(:class:`Analyzer`; :data:`ANALYSIS`, FTS5's analysis, the one in use), which the engines and the snippets call.
 
 One analysis for every engine and for highlighting: the FTS5 backend (``store/lexical.py``) and the PostgreSQL
 backend (``store/postgres/``) rank by the terms :func:`query_terms` gives, and the snippets
@@ -29,7 +30,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from searchapp import segment
 from searchapp.sqlite_driver import dbapi
@@ -254,3 +255,58 @@ def _connection() -> Any:
         conn.execute("CREATE VIRTUAL TABLE texts_terms USING fts5vocab(texts, 'instance')")
         _analysers.conn = conn
     return conn
+
+
+class Analyzer(Protocol):
+    """The lexical side's reading of text, as one interface (the tokenizer every engine and the snippets go
+    through): the words of a query, the index terms of a query and of passages, each word's stems, and where a
+    text's words that may match stand. :data:`ANALYSIS` is the one in use; another analysis is another class."""
+
+    name: str
+
+    def query_words(self, query: str) -> list[str]:
+        """The query's words: lower-cased, stopwords dropped unless nothing else is left, duplicates removed."""
+        ...
+
+    def query_terms(self, query: str) -> list[str]:
+        """The index terms of the query's words, in its order (a term twice where two words share it)."""
+        ...
+
+    def index_terms(self, texts: Sequence[str], sections: Sequence[str]) -> list[str]:
+        """Each passage's index terms, its section path's weighted by repetition, joined by spaces."""
+        ...
+
+    def stems(self, words: Sequence[str]) -> list[frozenset[str]]:
+        """The index terms of each word (usually one; none for a word the analysis drops)."""
+        ...
+
+    def word_places(self, text: str, prefixes: Iterable[str]) -> dict[str, list[int]]:
+        """Where the words of ``text`` that begin with one of ``prefixes`` start (see :func:`word_places`)."""
+        ...
+
+
+class Fts5Analysis:
+    """FTS5's ``porter unicode61 remove_diacritics 2`` (:data:`TOKENIZER`), run by FTS5 itself, with the query
+    parsing and stopwords above: the folder's FTS5 table, the tantivy index (fed these terms), PostgreSQL's BM25
+    field and the snippets all read it."""
+
+    name = TOKENIZER
+
+    def query_words(self, query: str) -> list[str]:
+        return query_terms(query)
+
+    def query_terms(self, query: str) -> list[str]:
+        return fts5_query_terms(query)
+
+    def index_terms(self, texts: Sequence[str], sections: Sequence[str]) -> list[str]:
+        return lexical_fields(texts, sections)
+
+    def stems(self, words: Sequence[str]) -> list[frozenset[str]]:
+        return stems(words)
+
+    def word_places(self, text: str, prefixes: Iterable[str]) -> dict[str, list[int]]:
+        return word_places(text, prefixes)
+
+
+# The analysis in use: what every lexical engine indexes and asks, and what the snippets highlight.
+ANALYSIS: Analyzer = Fts5Analysis()

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from searchapp.analysis import query_terms, stems, word_places
+from searchapp.analysis import ANALYSIS
 from searchapp.types import Snippet
 
 WINDOW = 160  # characters of a snippet, about two lines of a terminal
@@ -50,8 +50,8 @@ class QueryTerms:
     """A query's terms, analysed once and then looked for in any number of passages."""
 
     def __init__(self, query: str) -> None:
-        self.terms = query_terms(query)
-        self.term_stems = dict(zip(self.terms, stems(self.terms), strict=True))
+        self.terms = ANALYSIS.query_words(query)
+        self.term_stems = dict(zip(self.terms, ANALYSIS.stems(self.terms), strict=True))
         self.stems: frozenset[str] = frozenset().union(*self.term_stems.values())
         self._heads = frozenset(h for s in self.stems for h in _heads(s))
 
@@ -61,7 +61,7 @@ class QueryTerms:
         tokenizer's to decide); an ASCII one only where it begins with the beginning of a query stem
         (:func:`_heads`, in either case). Found by :func:`word_places` rather than by cutting every word: a
         query's hits hold hundreds of distinct words, most of which no query stem begins."""
-        return word_places(text, self._heads)
+        return ANALYSIS.word_places(text, self._heads)
 
     def find(self, text: str) -> list[Occurrence]:
         """Every word of ``text`` whose stems meet the query's, in order."""
@@ -78,7 +78,7 @@ class QueryTerms:
         joined = " ".join(texts)
         places = self._candidates(joined)
         words = list(places)
-        shared = {w: found & self.stems for w, found in zip(words, stems(words), strict=True)}
+        shared = {w: found & self.stems for w, found in zip(words, ANALYSIS.stems(words), strict=True)}
         spans = sorted((at, w) for w, found in shared.items() if found for at in places[w])
         ends = list(itertools.accumulate(len(t) + 1 for t in texts))  # where each next passage begins
         n = 0

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
-from searchapp.analysis import SECTION_WEIGHT, query_terms
+from searchapp.analysis import ANALYSIS, SECTION_WEIGHT
 from searchapp.segment import for_tokenizer
 from searchapp.store.filter_sql import Restrict
 from searchapp.store.lexical_index import Access, SessionContext
@@ -120,7 +120,7 @@ def search(conn: Connection, query: str, k: int, restrict: Restrict | None = Non
     ``restrict``: only passages among the ids this SQL SELECT returns (with its parameters); ``part``: only
     passages in this range of ids.
     """
-    terms = query_terms(query)
+    terms = ANALYSIS.query_words(query)
     if not terms or k <= 0:
         return []
     where, params = _restricted(restrict, part)
@@ -137,7 +137,7 @@ def search(conn: Connection, query: str, k: int, restrict: Restrict | None = Non
 def scores(conn: Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
     """BM25 scores of the given passages for ``query``; a passage that matches no term scores 0."""
     out = dict.fromkeys(ids, 0.0)
-    terms = query_terms(query)
+    terms = ANALYSIS.query_words(query)
     if not terms or not ids:
         return out
     expr = match_expression(terms)
@@ -173,7 +173,7 @@ class Matches:
     ) -> None:
         self.conn = conn
         self.top: Run = []
-        self.terms = query_terms(query)
+        self.terms = ANALYSIS.query_words(query)
         if not self.terms or k <= 0:
             return
         _rows(conn, "CREATE TEMP TABLE IF NOT EXISTS lexical_matches (id INTEGER PRIMARY KEY, s REAL)", {})
@@ -241,7 +241,7 @@ def idf(conn: Connection, query: str) -> dict[str, float]:
     """Each query term's IDF as ``bm25()`` computes it: ``ln((N - n + 0.5) / (n + 0.5))`` (1e-6 where that is not
     positive), N the rows of the table and n those the term (one quoted phrase of :func:`match_expression`)
     matches in any column. Counts the term's whole posting list: for explaining a ranking, not for every query."""
-    terms = query_terms(query)
+    terms = ANALYSIS.query_words(query)
     if not terms:
         return {}
     n_rows = _rows(conn, "SELECT count(*) FROM passages", {})[0][0]  # FTS5's rows: every passage, kept in step

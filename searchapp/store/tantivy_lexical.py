@@ -4,8 +4,8 @@ that matches any term.
 
 It reads the one analysis, as PostgreSQL's BM25 index does: each passage's terms as FTS5's tokenizer makes them
 (lower-cased, accents folded, Porter stems, runs of scripts written without spaces cut into two-letter units), its
-section path's ``analysis.SECTION_WEIGHT`` times and then its text's, in one field (``analysis.lexical_fields``),
-split at spaces; a query's terms likewise (``analysis.fts5_query_terms``). The score is tantivy's BM25 (k1 1.2,
+section path's ``analysis.SECTION_WEIGHT`` times and then its text's, in one field (``ANALYSIS.index_terms``),
+split at spaces; a query's terms likewise (``ANALYSIS.query_terms``). The score is tantivy's BM25 (k1 1.2,
 b 0.75) over that field. (Two fields, the section's boosted, scored Flask's documentation questions worse: each
 field's own length statistics reward a short section path that repeats the query's words.)
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from searchapp.analysis import fts5_query_terms, lexical_fields, query_terms, stems
+from searchapp.analysis import ANALYSIS
 from searchapp.errors import ConfigError
 from searchapp.store.lexical_index import ENGINE_FOLDERS, Access, SessionContext
 from searchapp.types import Run
@@ -203,7 +203,7 @@ class TantivyIndex:
         if not rows:
             return
         t = _tantivy()
-        fields = lexical_fields([r[1] for r in rows], [r[2] for r in rows])
+        fields = ANALYSIS.index_terms([r[1] for r in rows], [r[2] for r in rows])
         for (pid, _, _), terms in zip(rows, fields, strict=True):
             doc = t.Document()
             doc.add_unsigned("id", pid)
@@ -331,7 +331,7 @@ class TantivySession:
         return self.engine._index.schema
 
     def search(self, query: str, k: int, among: Sequence[int] | None = None) -> Run:
-        terms = fts5_query_terms(query)
+        terms = ANALYSIS.query_terms(query)
         if not terms or k <= 0 or (self._allowed is not None and not self._allowed):
             return []
         searcher = self._searcher()
@@ -351,9 +351,9 @@ class TantivySession:
         """Each query word's IDF as tantivy's BM25 weighs its (first) term in the text field."""
         searcher = self._searcher()
         n = searcher.num_docs
-        words = query_terms(query)
+        words = ANALYSIS.query_words(query)
         out = {}
-        for word, found in zip(words, stems(words), strict=True):
+        for word, found in zip(words, ANALYSIS.stems(words), strict=True):
             if found:
                 df = searcher.doc_freq("terms", min(found))
                 out[word] = math.log(1 + (n - df + 0.5) / (df + 0.5))

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import numpy as np
 from sqlalchemy import Connection, text
 
-from searchapp.analysis import fts5_query_terms
+from searchapp.analysis import ANALYSIS
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
 from searchapp.store.base import Reader
@@ -82,7 +82,7 @@ class PostgresReader(Reader):
         return f"to_bm25query(CAST(:q AS text), '{self.stores.schema}.{BM25_INDEX}')"
 
     def lexical(self, query: str, k: int) -> Run:
-        query = " ".join(fts5_query_terms(query))
+        query = " ".join(ANALYSIS.query_terms(query))
         if not query:  # nothing to match (punctuation only), as in a folder index
             return []
         rows = self.conn.execute(text(self._top_bm25("k")), {"q": query, "k": k, **self.params})
@@ -110,7 +110,7 @@ class PostgresReader(Reader):
         return sorted(((int(i), float(s)) for i, s in rows), key=lambda x: (-x[1], x[0]))
 
     def gather(self, query: str, qvec: np.ndarray, k0: int) -> Candidates:
-        terms = " ".join(fts5_query_terms(query))
+        terms = " ".join(ANALYSIS.query_terms(query))
         if not terms:  # no term to match: the dense side's candidates, each with BM25 0
             dense = dict(self.dense(qvec, k0))
             return Candidates(query, dense, dict.fromkeys(dense, 0.0))

@@ -26,7 +26,7 @@ from sqlalchemy import Sequence as DbSequence
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 
-from searchapp.analysis import lexical_fields
+from searchapp.analysis import ANALYSIS
 from searchapp.errors import (
     ConfigError,
     DataRejectedError,
@@ -357,7 +357,7 @@ class PostgresStores(Records, Stores):
         # The BM25 index's field of each new passage, in the transaction that inserts it (ON DELETE CASCADE takes
         # it out with its passage).
         assert self.tables.lexical is not None
-        fields = lexical_fields(texts, sections)
+        fields = ANALYSIS.index_terms(texts, sections)
         self._insert(conn, self.tables.lexical, [
             {"id": i, "lexical_text": f} for i, f in zip(ids, fields, strict=True)])
 
