@@ -37,6 +37,10 @@ MAX_THREADS = MAX_C_INT
 # The most characters of a passage's context on each side: what one HTTP request may ask
 # (``GET /passages/{id}/context``'s ``chars``), and how far ``searchapp show ID --context N`` reads for its lines.
 MAX_CONTEXT_CHARS = 20_000
+# The most distinct terms a lexical or hybrid query may hand the lexical engine, counted after analysis (a run of
+# Chinese or Japanese is a term a two-letter unit), on every surface: an engine's cost grows with the terms OR'd
+# (FTS5's with their square), and a real question has tens. Dense search takes any query.
+MAX_QUERY_TERMS = 1024
 # The size in MB above which a file is skipped unless an ingest asks otherwise (--max-file-mb).
 DEFAULT_FILE_MB = 100
 # Characters of context on each side of a passage when none is asked (Index.context, the HTTP context route).

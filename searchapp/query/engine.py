@@ -18,7 +18,7 @@ import numpy as np
 
 from searchapp.lines import end_of
 from searchapp.query.fusion import Fusion
-from searchapp.query.options import SearchKwargs, check_queries, resolve
+from searchapp.query.options import SearchKwargs, check_queries, check_query_terms, resolve
 from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking
 from searchapp.query.snippets import QueryTerms, snippet
 from searchapp.store.base import Reader, Stores
@@ -50,6 +50,8 @@ class QueryEngine:
         of :class:`Fusion`). The options are declared in ``query/options.py``."""
         asked, settings = resolve(options, self.fusion)
         queries = check_queries(queries)
+        if asked["mode"] != "dense":
+            check_query_terms(queries)
         mode, offset, explain, group_by = asked["mode"], asked["offset"], asked["explain"], asked["group_by"]
         need = offset + asked["k"]
         live = [i for i, q in enumerate(queries) if q.strip()]

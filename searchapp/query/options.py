@@ -20,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, TypedDict
 
+from searchapp.analysis import ANALYSIS
 from searchapp.errors import ConfigError
 from searchapp.filters import FIELDS, Filter
 from searchapp.query.fusion import SETTINGS, Fusion
-from searchapp.setting import MAX_K, Setting, declared, string
+from searchapp.setting import MAX_K, MAX_QUERY_TERMS, Setting, declared, string
 
 MODES = ("hybrid", "dense", "lexical")
 GROUP_BY = ("document",)  # what hits can be grouped by
@@ -88,6 +89,17 @@ def check_queries(queries: Any) -> list[str]:
     for i, q in enumerate(queries):
         string("the query" if len(queries) == 1 else f"query {i}", q)
     return list(queries)
+
+
+def check_query_terms(queries: Sequence[str]) -> None:
+    """``ConfigError`` for a query with more than ``MAX_QUERY_TERMS`` distinct terms after analysis, naming it by
+    its position: what a lexical or hybrid search hands the lexical engine is bounded whatever the surface."""
+    for i, q in enumerate(queries):
+        n = len(ANALYSIS.query_words(q))
+        if n > MAX_QUERY_TERMS:
+            which = "the query" if len(queries) == 1 else f"query {i}"
+            raise ConfigError(f"{which} has {n:,} distinct terms; lexical and hybrid search take at most "
+                              f"{MAX_QUERY_TERMS:,} (dense search takes any query)")
 
 
 def resolve_fusion(defaults: Fusion, overrides: Mapping[str, Any] | None) -> Fusion:

@@ -17,6 +17,7 @@ from searchapp import Index, IndexConfig
 from searchapp.cli import app
 from searchapp.errors import ConfigError
 from searchapp.server.app import create_app
+from searchapp.setting import MAX_QUERY_TERMS
 from searchapp.types import MAX_WHOLE
 
 BIG = 2**63  # one past what SQLite, PostgreSQL's bigint and FAISS's ids hold
@@ -147,3 +148,24 @@ def test_vector_index_settings_are_bounded(tmp_path: Path, fake_encoder, setting
     with pytest.raises(ConfigError, match="must be a whole number in"):
         Index(tmp_path / "new", create=True, config=IndexConfig.from_flat(**settings), encoder=fake_encoder)
     assert not (tmp_path / "new").exists()
+
+
+def _words(n: int) -> str:
+    return " ".join(f"w{i}" for i in range(n - 1)) + " keys"
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_a_query_s_terms_after_analysis_are_bounded_on_every_surface(ix: Index, mode: str) -> None:
+    # 10,000 characters of Chinese are within the HTTP bound on characters but thousands of two-letter units for
+    # the lexical engine: the bound counts the terms that reach it, whatever the script.
+    assert ix.search(_words(MAX_QUERY_TERMS), mode=mode)[0].path == "a"
+    for query in (_words(MAX_QUERY_TERMS + 1), "".join(chr(0x4E00 + i) for i in range(3000))):
+        with pytest.raises(ConfigError, match=f"at most {MAX_QUERY_TERMS:,}"):
+            ix.search(query, mode=mode)
+    assert ix.search(_words(MAX_QUERY_TERMS + 1), mode="dense")  # the vectors take any query
+    over = _words(MAX_QUERY_TERMS + 1)
+    res = runner.invoke(app, ["query", over, "--mode", mode, "--index", str(ix.location)])
+    assert res.exit_code == 1 and "distinct terms" in res.stderr and "Traceback" not in res.output
+    client = TestClient(create_app(ix), base_url="http://localhost")
+    r = client.post("/search", json={"query": over, "mode": mode})
+    assert r.status_code == 400 and "distinct terms" in r.json()["error"]["message"]
