@@ -26,7 +26,7 @@ from searchapp.cli.common import (
     shown_key,
     styled,
 )
-from searchapp.errors import DocumentNotFoundError
+from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.lines import BREAK, breaks
 from searchapp.setting import MAX_CONTEXT_CHARS
 from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
@@ -99,6 +99,10 @@ def show(
     with errors(), Index(index) as ix:
         doc: PassageContext | DocumentText
         if _PASSAGE_ID.fullmatch(target):
+            # Digits past any passage id's length are not parsed at all (Python refuses over 4,300 of them).
+            if len(target) > len(str(MAX_WHOLE)):
+                raise ConfigError(f"passage id {target[:20]}... has {len(target):,} digits: a passage id is a whole "
+                                  f"number in [1, {MAX_WHOLE}]")
             doc = passage = ix.context(int(target), chars=MAX_CONTEXT_CHARS, lines=context)
             text, start = passage.before + passage.text + passage.after, passage.start - len(passage.before)
             line = None if passage.line is None else passage.line - breaks(passage.before)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,7 +135,7 @@ def walk(
 
     own = None if index_folder is None else os.path.realpath(index_folder)
     ignores = Ignores(str(base), lambda path, warning: pending.append(Warned(path, warning))) if ignore_rules else None
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=failed):
+    for dirpath, dirnames, filenames in _folders(str(base), failed):
         yield from pending
         pending.clear()
         # Pruning in place is how os.walk is told not to descend.
@@ -174,6 +174,31 @@ def walk(
                 continue
             yield Found(path)
     yield from pending
+
+
+def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top, followlinks=False, onerror=onerror)``'s folders, top-down in the same order, with a stack
+    instead of recursion: os.walk recurses a level a folder before Python 3.12, and a folder about a thousand deep
+    anywhere under the path raised RecursionError and ended the ingest. The caller prunes ``dirnames`` in place."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            onerror(exc)
+            continue
+        dirnames, filenames = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+        yield folder, dirnames, filenames
+        # Links to folders are listed but not entered, as os.walk without followlinks; the first folder next.
+        stack.extend(p for p in (os.path.join(folder, d) for d in reversed(dirnames)) if not os.path.islink(p))
 
 
 def found(items: Iterable[Walked]) -> list[Path]:

@@ -115,3 +115,12 @@ def test_show_refuses_what_the_index_does_not_hold_in_one_line(location: str) ->
         assert "Traceback" not in out.output
     gone = runner.invoke(app, ["show", "1", "-i", str(Path(location).parent / "nope")])
     assert gone.exit_code == 1 and gone.stderr.startswith("error: ") and gone.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("digits", [20, 5000])
+def test_a_passage_id_of_too_many_digits_is_one_line(location: str, digits: int) -> None:
+    # 5,000 digits made Python's int() refuse the string (a ValueError past 4,300 digits): a traceback.
+    res = runner.invoke(app, ["show", "9" * digits, "-i", location])
+    assert res.exit_code == 1, res.output
+    assert f"has {digits:,} digits" in res.stderr and "Traceback" not in res.output
+    assert len(res.stderr.splitlines()) == 1

@@ -122,3 +122,20 @@ def test_a_scope_covers_its_paths_and_what_is_under_them_and_leads_to_them() -> 
     assert scope.covers("/r/a") and scope.covers("/r/a/x/y.txt") and scope.covers("/r/b/c.txt")
     assert not scope.covers("/r/b/d.txt") and not scope.covers("/r/ab")
     assert scope.leads_to("/r/b") and scope.leads_to("/r") and not scope.leads_to("/r/z")
+
+
+def test_a_folder_a_thousand_deep_is_walked_without_recursion(tmp_path: Path) -> None:
+    # os.walk recursed a level a folder (Python before 3.12): 1,100 levels raised RecursionError mid-ingest.
+    root = write(tmp_path / "root" / "top.md", "top").parent
+    folder = str(root)
+    for _ in range(1100):  # made and removed a level at a time: os.makedirs and shutil.rmtree recurse too
+        folder = os.path.join(folder, "d")
+        os.mkdir(folder)
+    write(Path(folder) / "bottom.md", "bottom")
+    try:
+        assert [p.name for p in found(walk(root))] == ["top.md", "bottom.md"]
+    finally:
+        os.unlink(os.path.join(folder, "bottom.md"))
+        while folder != str(root):
+            os.rmdir(folder)
+            folder = os.path.dirname(folder)
