@@ -20,12 +20,12 @@ from searchapp.encode.provenance import EmbeddedWith
 from searchapp.encode.spec import EncoderSpec
 from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError, ReadOnlyError
-from searchapp.ids import check_text_id, key_list
+from searchapp.ids import key_list
 from searchapp.ingest.distributed import RayStages
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
 from searchapp.ingest.targets import named
-from searchapp.ingest.texts import text_records
+from searchapp.ingest.texts import checked_record, text_records
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs
@@ -265,7 +265,7 @@ class Index:
         A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
         run = self._ingest(started=time.perf_counter())
         with self.writing():
-            return self._after_run(run.run_records((check_text_id(r[0]), *r[1:]) for r in records))
+            return self._after_run(run.run_records(checked_record(r) for r in records))
 
     def _after_run(self, summary: IngestSummary) -> IngestSummary:
         """After a run that embedded passages, have the spec prepare what later processes embed with (the

@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from searchapp import collection
 from searchapp.errors import ConfigError
 from searchapp.filters import METADATA_KEY
 from searchapp.ids import check_text_id
@@ -62,9 +63,29 @@ def _check_texts(texts: Sequence[str], keys: Sequence[str], metas: Sequence[Mapp
             if not all(v is None or isinstance(v, str | int | float | bool) for v in values):
                 raise ConfigError(f"text {key!r}: metadata {mkey!r}: give a string, number, boolean or null, or "
                                   "a list of them (nested objects cannot be filtered on)")
+        _check_collection(key, meta)
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if list(keys).count(k) > 1)
         raise ConfigError(f"id {dup!r} is given twice")
+
+
+def _check_collection(key: str, meta: Mapping[str, Any]) -> None:
+    """A collection named in a text's metadata (a string under ``collection``; another value type names none) is
+    named by the rule an ingest's ``--collection`` follows (``collection.check_name``): one rule however it
+    arrives."""
+    if isinstance(meta.get(collection.KEY), str):
+        try:
+            collection.check_name(meta[collection.KEY])
+        except ConfigError as exc:
+            raise ConfigError(f"text {key!r}: metadata {collection.KEY!r}: {exc}") from exc
+
+
+def checked_record(record: Record) -> Record:
+    """A record given to ``Index.ingest_records``, its id and any collection its metadata names checked."""
+    key = check_text_id(record[0])
+    if len(record) > 3 and isinstance(record[3], Mapping):
+        _check_collection(key, record[3])
+    return (key, *record[1:])  # type: ignore[return-value]
 
 
 def _refuse_nul(texts: Sequence[str], keys: Sequence[str], titles: Sequence[Any],

@@ -104,3 +104,19 @@ def test_collections_on_every_backend(tmp_path: Path, index_at) -> None:  # type
             "one.txt"]
         assert [h.path for h in ix.search("signing keys", mode=mode, filters={"collection": "api"})] == ["t1"]
         assert ix.search("signing keys", mode=mode, filters={"collection": "3"}) == []
+
+
+@pytest.mark.parametrize("name", ["", " docs", "a\u202eb", "x" * 100, "a/b"])
+def test_a_collection_named_in_metadata_follows_the_one_naming_rule(tmp_path: Path, fake_encoder, name: object) -> None:  # type: ignore[no-untyped-def]
+    # Names set through a text's metadata skipped the rule --collection follows: empty, bidi overrides, 100
+    # characters (listed, then never selectable: the selector takes 64) were accepted.
+    from searchapp import Index, IndexConfig
+    from searchapp.errors import ConfigError
+
+    with Index(tmp_path / "ix", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        with pytest.raises(ConfigError, match="metadata 'collection'"):
+            ix.add_texts(["A note."], ids=["n"], metadatas=[{"collection": name}])
+        with pytest.raises(ConfigError, match="metadata 'collection'"):
+            ix.ingest_records([("n", "N", "A note.", {"collection": name})])
+        ix.add_texts(["A note."], ids=["n"], metadatas=[{"collection": "notes-1"}])
+        assert [c.name for c in ix.collections()] == ["notes-1"]
