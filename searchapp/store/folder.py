@@ -53,8 +53,9 @@ MAX_PARTS = 4
 
 
 class FolderStores(SqliteRecords, Stores):
-    """The stores of an index folder: its database (the records, with the lexical index, FTS5, in the same
-    transactions) and what this class adds, the FAISS file derived from it and the writer's file lock.
+    """The stores of an index folder: its database (the records) with its lexical index (tantivy's beside it,
+    committed after the records' transactions, or FTS5's inside them) and what this class adds, the FAISS file
+    derived from it and the writer's file lock.
     ``dimension`` is asked for when the vectors are first loaded (it may load the model); ``read_only`` never
     writes a file, not even a rebuilt vector file."""
 
@@ -277,8 +278,8 @@ class FolderStores(SqliteRecords, Stores):
                 self.lexical_index.ready(self.connect, self.passage_texts, "busy")
 
     def write(self, remove: Sequence[int], add: Sequence[NewDocument]) -> None:
-        """SQLite and FTS5 in one transaction, then FAISS in memory (written out by :meth:`flush`; a crash
-        before that leaves a stale file, rebuilt on the next load)."""
+        """SQLite (and the lexical index, in or just after its transaction), then FAISS in memory (written out by
+        :meth:`flush`; a crash before that leaves a stale file, rebuilt on the next load)."""
         vectors = self.vectors
         removed_ids, added_ids = self.write_rows(remove, add)
         vectors.remove(removed_ids)
