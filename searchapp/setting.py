@@ -34,6 +34,8 @@ MAX_FILE_MB = 2**20
 # the most IVF lists probed (``nprobe``).
 MAX_C_INT = 2**31 - 1
 MAX_THREADS = MAX_C_INT
+# The most GPUs one Ray encoder actor may reserve (``--gpus-per-actor``): more than any one machine holds.
+MAX_GPUS_PER_ACTOR = 64
 # The most characters of a passage's context on each side: what one HTTP request may ask
 # (``GET /passages/{id}/context``'s ``chars``), and how far ``searchapp show ID --context N`` reads for its lines.
 MAX_CONTEXT_CHARS = 20_000

@@ -48,51 +48,66 @@ WaitOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see docs/cli.md).")]
 
+# The panels --help groups an ingest's (or a watch's) options in, so that its two dozen read as four groups.
+READ_PANEL = "What to read"
+MODEL_PANEL = "Model and passages (fixed when an index is made)"
+RUN_PANEL = "Where and how fast"
+
 # The encoder (fixed when an index is created).
 ModelOpt = Annotated[
     str | None,
     typer.Option(help="Model name or local model folder (default all-MiniLM-L6-v2; an index keeps the one it was "
-                 "created with)."),
+                 "created with).", rich_help_panel=MODEL_PANEL),
 ]
 PoolingOpt = Annotated[
     str | None,
     typer.Option(help=f"Pooling strategy: {', '.join(pooling_names())} (default mean; an index keeps the one it was "
-                 "created with)."),
+                 "created with).", rich_help_panel=MODEL_PANEL),
 ]
 PoolingParamOpt = Annotated[
     list[str] | None,
-    typer.Option(help="Pooling parameter KEY=VALUE, e.g. layer_start=4 or layers=-2,-1 (repeatable)."),
+    typer.Option(help="Pooling parameter KEY=VALUE, e.g. layer_start=4 or layers=-2,-1 (repeatable).",
+        rich_help_panel=MODEL_PANEL),
 ]
 PrecisionOpt = Annotated[
     str | None,
     typer.Option(help=f"Forward-pass precision: {', '.join(PRECISIONS)} (auto: bf16 where the CPU has bf16 "
                  "instructions, else int8 where it has AVX2, else fp32; bf16 or fp16 on a GPU; fp16 on a GPU only, "
-                 "int8 on a CPU only; default: the index's, else auto)."),
+                 "int8 on a CPU only; default: the index's, else auto).", rich_help_panel=MODEL_PANEL),
 ]
 DeviceOpt = Annotated[
     str,
     typer.Option(help=f"Where the model runs: {', '.join(DEVICES)} (auto: a CUDA GPU where one is usable, else the "
-                 "CPU)."),
+                 "CPU).", rich_help_panel=RUN_PANEL),
 ]
 # The splitter (fixed when an index is created).
 MaxTokensOpt = Annotated[
-    int | None, typer.Option(max=MAX_WHOLE, help="Passage budget in word pieces, special tokens included (new index).")
+    int | None, typer.Option(max=MAX_WHOLE, help="Passage budget in word pieces, special tokens included (new index).",
+        rich_help_panel=MODEL_PANEL)
 ]
 OverlapOpt = Annotated[
-    int | None, typer.Option(max=MAX_WHOLE, help="Word pieces repeated between passages (new index).")
+    int | None, typer.Option(max=MAX_WHOLE, help="Word pieces repeated between passages (new index).",
+        rich_help_panel=MODEL_PANEL)
 ]
 # What an ingest (or a watch) reads, and how.
-IncludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).")]
-ExcludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).")]
-BatchSizeOpt = Annotated[int, typer.Option(min=1, max=MAX_WHOLE, help="Passages per forward pass.")]
+IncludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to include (repeatable).",
+    rich_help_panel=READ_PANEL)]
+ExcludeOpt = Annotated[list[str] | None, typer.Option(help="Glob of files to exclude (repeatable).",
+    rich_help_panel=READ_PANEL)]
+BatchSizeOpt = Annotated[int, typer.Option(min=1, max=MAX_WHOLE, help="Passages per forward pass.",
+    rich_help_panel=RUN_PANEL)]
 MaxFileMbOpt = Annotated[
-    float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Skip files larger than this, before reading them (MB).")
+    float, typer.Option(min=0.001, max=MAX_FILE_MB, help="Skip files larger than this, before reading them (MB).",
+        rich_help_panel=READ_PANEL)
 ]
-FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.")]
+FollowLinksOpt = Annotated[bool, typer.Option("--follow-links", help="Also index links to files outside the folder.",
+    rich_help_panel=READ_PANEL)]
 NoIgnoreOpt = Annotated[bool, typer.Option(
-    "--no-ignore", help="Also index what .gitignore, .ignore and git's excludes files leave out.")]
+    "--no-ignore", help="Also index what .gitignore, .ignore and git's excludes files leave out.",
+        rich_help_panel=READ_PANEL)]
 ThreadsOpt = Annotated[
-    int | None, typer.Option(min=1, max=MAX_THREADS, help="CPU threads for the model (default: all cores).")
+    int | None, typer.Option(min=1, max=MAX_THREADS, help="CPU threads for the model (default: all cores).",
+        rich_help_panel=RUN_PANEL)
 ]
 
 

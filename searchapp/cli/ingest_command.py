@@ -10,6 +10,8 @@ import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    READ_PANEL,
+    RUN_PANEL,
     BatchSizeOpt,
     DeviceOpt,
     ExcludeOpt,
@@ -33,7 +35,7 @@ from searchapp.cli.common import (
     say,
 )
 from searchapp.cli.progress import IngestProgress
-from searchapp.setting import DEFAULT_FILE_MB, MAX_THREADS
+from searchapp.setting import DEFAULT_FILE_MB, MAX_GPUS_PER_ACTOR, MAX_THREADS
 
 if TYPE_CHECKING:
     from searchapp.index import Index
@@ -62,25 +64,30 @@ def ingest(
     no_ignore: NoIgnoreOpt = False,
     workers: Annotated[
         str, typer.Option(help="local, or ray / ray:ADDRESS: load, split and embed on a Ray cluster (a local one, "
-                          "or the one at ADDRESS; needs the ray extra; docs/distributed.md).")
+                          "or the one at ADDRESS; needs the ray extra; docs/distributed.md).",
+                          rich_help_panel=RUN_PANEL)
     ] = "local",
-    actors: Annotated[int, typer.Option(min=1, max=MAX_THREADS, help="Encoder actors, with --workers ray.")] = 1,
+    actors: Annotated[int, typer.Option(
+        min=1, max=MAX_THREADS, help="Encoder actors, with --workers ray.", rich_help_panel=RUN_PANEL)] = 1,
     gpus_per_actor: Annotated[float, typer.Option(
-        min=0, max=64, help="GPUs each encoder actor reserves through Ray and embeds on, with --workers ray (0: CPUs).")
+        min=0, max=MAX_GPUS_PER_ACTOR, rich_help_panel=RUN_PANEL,
+        help="GPUs each encoder actor reserves through Ray and embeds on, with --workers ray (0: CPUs).")
     ] = 0,
     device: DeviceOpt = "auto",
     threads: ThreadsOpt = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.")
+        bool, typer.Option("--force", help="Read every file again, even if its size and mtime are unchanged.",
+                                   rich_help_panel=READ_PANEL)
     ] = False,
     wait: WaitOpt = 0.0,
     collection: Annotated[
         str | None, typer.Option(help="Put the documents of PATH in this named collection (query --collection "
-                                 "finds them; a document is in one collection).")
+                                 "finds them; a document is in one collection).", rich_help_panel=READ_PANEL)
     ] = None,
     description: Annotated[
         str | None, typer.Option(help="What the collection holds and when to search it (with --collection; "
-                                 "`searchapp collections` and the MCP tool list_collections show it).")
+                                 "`searchapp collections` and the MCP tool list_collections show it).",
+                                 rich_help_panel=READ_PANEL)
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -19,6 +19,7 @@ from searchapp.encode.device import check_device, resolve_device
 from searchapp.encode.pooling import get_pooling, last_layer_only
 from searchapp.encode.precision import check_precision
 from searchapp.errors import ConfigError
+from searchapp.setting import whole
 from searchapp.types import EncoderLike
 
 if TYPE_CHECKING:
@@ -115,9 +116,7 @@ class TorchEncoder:
         self.pooling_params = dict(pooling_params or {})
         self._pool = get_pooling(pooling, **self.pooling_params)  # fails fast on a bad name or parameter
         self._all_layers = not last_layer_only(pooling)
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
-        self.batch_size = batch_size
+        self.batch_size = whole("batch_size", batch_size, ge=1)
         self.threads = threads
         self.precision = check_precision(precision)
         if precision == "int8":

@@ -19,7 +19,7 @@ from searchapp.collection import check_collection
 from searchapp.errors import ConfigError, SearchappError
 from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.formats.registry import format_for, supported_suffixes
-from searchapp.setting import MAX_FILE_MB
+from searchapp.setting import MAX_FILE_MB, MAX_GPUS_PER_ACTOR, MAX_THREADS, number, whole
 
 WORKERS_FORMS = "'local', 'ray' or 'ray:ADDRESS' (ray:auto, ray:HOST:PORT, ray:ray://HOST:PORT)"
 # How long the cluster's address may take to answer a TCP connection before it is taken for nothing there.
@@ -49,10 +49,8 @@ class RayOptions:
             raise ConfigError(f"workers {workers!r}: use {WORKERS_FORMS}")
         if address and address != "auto":
             _host_port(address, workers)
-        if isinstance(actors, bool) or not isinstance(actors, int) or actors < 1:
-            raise ConfigError(f"actors must be a whole number of at least 1, got {actors!r}")
-        if isinstance(gpus, bool) or not isinstance(gpus, int | float) or not 0 <= gpus <= 64:
-            raise ConfigError(f"gpus per actor must be a number from 0 to 64, got {gpus!r}")
+        whole("actors", actors, ge=1, le=MAX_THREADS)
+        number("gpus per actor", gpus, ge=0, le=MAX_GPUS_PER_ACTOR)
         return cls(address or None, actors, 1.0, float(gpus))
 
 
