@@ -20,7 +20,7 @@ from searchapp.cli import (
     show_command,
     watch_command,
 )
-from searchapp.cli.common import run
+from searchapp.cli.common import reserve_standard_descriptors, run
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -51,4 +51,5 @@ for _module in (ingest_command, query_command, index_commands, show_command, eva
 
 
 def main() -> None:  # pragma: no cover - the `searchapp` command and `python -m searchapp`
+    reserve_standard_descriptors()
     run(app)

@@ -208,6 +208,56 @@ class Stdout:
         return getattr(self.stream, name)
 
 
+class Stderr:
+    """``sys.stderr`` as the commands write to it (:func:`run`): a side channel. Progress, stage lines and warnings
+    that cannot be written (a full disk, a reader that left, no stderr at all: ``2>&-``) are dropped from the first
+    failure on, remembered in :attr:`failure`, and never stop, undo or fail the work: the exit status is the
+    work's (docs/cli.md, "Exit status")."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failure: Exception | None = None if stream is not None else OSError(errno.EBADF, "stderr is closed")
+
+    def write(self, text: str) -> int:
+        self._call("write", text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def isatty(self) -> bool:
+        return self.failure is None and bool(self._call("isatty"))
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self.failure is not None:
+            return None
+        try:
+            return getattr(self.stream, name)(*args)
+        except (OSError, ValueError) as exc:  # ValueError: a stream closed under us
+            self.failure = exc
+            return None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.stream is None:
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
+def reserve_standard_descriptors() -> None:
+    """Point each of descriptors 0-2 that is closed (``2>&-``, a daemon started without them) at /dev/null, so
+    that no file the command opens (a database, a vector file) takes its number and receives what a library
+    writes to "stderr"."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                opened = os.open(os.devnull, os.O_RDWR)
+                if opened != fd:  # a lower one was free too: it is filled in its own turn
+                    os.dup2(opened, fd)
+                    os.close(opened)
+
+
 def run(app: Callable[[], Any]) -> None:
     """Run the command line ``app`` with output failures as one line: results that cannot be written (stdout
     full, closed, or a broken pipe) end the command with exit status 1, the same for every command, and with
@@ -215,6 +265,8 @@ def run(app: Callable[[], Any]) -> None:
     chose to stop reading (docs/cli.md). Never returns."""
     out = Stdout(sys.stdout)
     sys.stdout = out  # type: ignore[assignment]
+    err = Stderr(sys.stderr)
+    sys.stderr = err  # type: ignore[assignment]
     code: Any = 0
     try:
         try:
@@ -234,6 +286,7 @@ def run(app: Callable[[], Any]) -> None:
             out.stream = None
         code = 1
     sys.stdout = out.stream or sys.__stdout__  # type: ignore[assignment]
+    sys.stderr = err.stream
     raise SystemExit(code)
 
 
