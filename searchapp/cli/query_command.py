@@ -22,6 +22,7 @@ from searchapp.cli.render import render_hits
 from searchapp.errors import SearchappError
 from searchapp.filters import Filter
 from searchapp.keyvalue import parse_choices
+from searchapp.paths import own_path
 
 
 def register(app: typer.Typer) -> None:
@@ -85,9 +86,11 @@ def query(
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,
              collection: str | None = None) -> Filter | None:
-    if path_prefix is not None and os.path.exists(path_prefix):
-        # Files are stored by absolute path; an existing path given on the command line means that file or folder.
-        path_prefix = os.path.abspath(path_prefix)
+    if path_prefix is not None and os.path.lexists(path_prefix):
+        # An existing path given on the command line means that file or folder, as an ingest keys its files: a
+        # folder by its real path (a walk lists real folders), a file with its folders' links resolved.
+        given = os.path.abspath(path_prefix)
+        path_prefix = own_path(given) if not os.path.isdir(given) else os.path.realpath(given)
     flt = Filter(parse_choices(pairs, "--filter"), path_prefix=path_prefix, path_glob=path_glob,
                  collection=collection)
     return None if flt.empty else flt

@@ -28,6 +28,7 @@ from searchapp.cli.common import (
 )
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.lines import BREAK, breaks
+from searchapp.paths import own_path
 from searchapp.setting import MAX_CONTEXT_CHARS
 from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
 
@@ -89,6 +90,8 @@ def show(
     )] = DEFAULT_CONTEXT_LINES,
     query: Annotated[str | None, typer.Option(
         "--query", help="Mark this query's words, as a hit's snippet marks them (bold on a terminal).")] = None,
+    text_id: Annotated[bool, typer.Option(
+        "--text", help="TARGET is a text's id, never a file's path (for an id that names a file here too).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print a passage with the lines around it, or a whole document, as the index holds it."""
@@ -98,7 +101,7 @@ def show(
     passage: PassageContext | None = None
     with errors(), Index(index) as ix:
         doc: PassageContext | DocumentText
-        if _PASSAGE_ID.fullmatch(target):
+        if _PASSAGE_ID.fullmatch(target) and not text_id:
             # Digits past any passage id's length are not parsed at all (Python refuses over 4,300 of them).
             if len(target) > len(str(MAX_WHOLE)):
                 raise ConfigError(f"passage id {target[:20]}... has {len(target):,} digits: a passage id is a whole "
@@ -107,7 +110,7 @@ def show(
             text, start = passage.before + passage.text + passage.after, passage.start - len(passage.before)
             line = None if passage.line is None else passage.line - breaks(passage.before)
         else:
-            doc = _document(ix, target)
+            doc = _document(ix, target, text_id)
             text, start, line = doc.text, doc.start, 1
         marks = highlights(QueryTerms(query), text, start, doc.n_chars) if query else ()
     shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, passage)
@@ -117,17 +120,30 @@ def show(
         _print(shown)
 
 
-def _document(ix: Index, target: str) -> DocumentText:
-    """The whole document ``target`` names: a file's path or a text's id. A path that exists names that file, as
-    ``query --path-prefix`` takes it (a text's id may look like a relative path); otherwise a text's id or a file's
-    path as stored comes first, then a file's path relative to the working folder (the file may be gone: the index
+def _document(ix: Index, target: str, text_id: bool = False) -> DocumentText:
+    """The whole document ``target`` names: a text's id (with ``text_id``), else a file's path or a text's id. A
+    path that exists names that file only, as ``query --path-prefix`` takes it (a text's id may look like a
+    relative path, and an unindexed file must not show a text in its place); it is looked up as an ingest keys it,
+    its folders' links resolved (a file reached through a linked parent folder). A path that does not exist may
+    be a text's id, or a file's path as stored or relative to the working folder (the file may be gone: the index
     is read, not the disk)."""
-    keys = (target, os.path.abspath(target))
-    for key in dict.fromkeys(keys[::-1] if os.path.exists(target) else keys):
+    given = os.path.abspath(target)
+    if text_id:
+        keys: tuple[str, ...] = (target,)
+    elif os.path.lexists(target):
+        keys = (own_path(given), given)
+    else:
+        keys = (target, own_path(given), given)
+    for key in dict.fromkeys(keys):
         try:
             return ix.document(key)
         except DocumentNotFoundError:
             continue
+    if text_id:
+        raise DocumentNotFoundError(f"no text has the id {target!r}")
+    if os.path.lexists(target):
+        raise DocumentNotFoundError(f"{target!r} is a file that is not in the index (for a text of that id: "
+                                    "searchapp show --text ID)")
     raise DocumentNotFoundError(f"{target!r} is not in the index: give a passage id (a hit's passage_id), an "
                                 "indexed file's path or a text's id")
 

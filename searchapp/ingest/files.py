@@ -22,13 +22,6 @@ def is_under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def own_path(path: str) -> str:
-    """``path`` (absolute) with its folders' links resolved but not its own: where a walk of a folder holding it
-    finds it (walks list real folders and do not follow links to folders; a link to a file is indexed under the
-    link's own path, never its target's)."""
-    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-
-
 def selected(relative: str, name: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
     """Whether a file passes the include/exclude globs (tried on the relative POSIX path and on the name)."""
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from searchapp.ingest.files import is_under
+from searchapp.paths import own_path
 from searchapp.store.rows import StoredDocument
 from searchapp.types import names_no_document
 
@@ -23,7 +24,7 @@ def named(targets: Sequence[str], stored: Mapping[str, StoredDocument]) -> dict[
             continue
         given = os.path.abspath(target)
         # The path itself, its folders' links resolved but not its own: a link is not its target.
-        own = {given, os.path.join(os.path.realpath(os.path.dirname(given)), os.path.basename(given))}
+        own = {given, own_path(given)}
         folders = {given, os.path.realpath(target)}
         for key, doc in stored.items():
             # Under a folder, not the folder: a link's target is not the link (``own`` holds its path).

@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.errors import ConfigError, SearchappError, first_line
-from searchapp.ingest.files import is_under, own_path
+from searchapp.ingest.files import is_under
 from searchapp.ingest.ignore import Ignores, ignore_scope
 from searchapp.ingest.summary import IngestSummary
+from searchapp.paths import own_path
 
 # A write session: sync(folder, paths) brings the index in line with the files at or under ``paths`` (all of
 # ``folder`` for None) and returns the ingest's summary.

@@ -124,3 +124,34 @@ def test_a_passage_id_of_too_many_digits_is_one_line(location: str, digits: int)
     assert res.exit_code == 1, res.output
     assert f"has {digits:,} digits" in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.splitlines()) == 1
+
+
+def test_an_unindexed_file_never_shows_a_text_whose_id_is_its_path(location: str, tmp_path: Path,
+                                                                   fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # A text's id may read as a relative path; a file of that path that is not indexed printed the text, unlabelled.
+    with Index(location, encoder=fake_encoder) as ix:
+        ix.add_texts(["What the text says."], ids=["docs/unindexed.md"])
+    (tmp_path / "docs" / "unindexed.md").write_text("What the file says.\n", encoding="utf-8")
+    out = runner.invoke(app, ["show", "docs/unindexed.md", "-i", location])
+    assert out.exit_code == 1, out.output
+    assert "What the text says." not in out.stdout
+    assert out.stderr.count("\n") == 1 and "is a file that is not in the index" in out.stderr
+    text = runner.invoke(app, ["show", "--text", "docs/unindexed.md", "-i", location, "--json"])
+    assert text.exit_code == 0, text.output
+    assert (json.loads(text.stdout)["source"], json.loads(text.stdout)["text"]) == ("text", "What the text says.")
+
+
+def test_show_and_path_prefix_reach_a_file_through_a_linked_parent_folder(location: str, tmp_path: Path) -> None:
+    # The index keys files by their folders' real paths; a path through a link to a parent folder said "not in
+    # the index" (show) and matched nothing (--path-prefix).
+    (tmp_path / "linked").symlink_to(tmp_path / "docs", target_is_directory=True)
+    whole = runner.invoke(app, ["show", "linked/keys.md", "-i", location, "--json"])
+    assert whole.exit_code == 0, whole.output
+    assert json.loads(whole.stdout)["path"] == str((tmp_path / "docs" / "keys.md").resolve())
+    for prefix in ["linked", "linked/keys.md"]:
+        out = runner.invoke(app, ["query", WORDS, "--mode", "lexical", "-i", location, "--path-prefix", prefix,
+                                  "--json"])
+        assert out.exit_code == 0, out.output
+        hits = json.loads(out.stdout)["hits"]
+        assert hits and {h["path"] for h in hits} <= {str((tmp_path / "docs" / n).resolve()) for n in
+                                                      ("keys.md", "hostile.txt")}, prefix
