@@ -1,14 +1,15 @@
 """Every CPU path of the forward pass in one run: speed against torch fp32, and dense nDCG@10 on visible splits.
 
-    flock /work/bench.lock .venv/bin/python benchmarks/studies/cpu_paths.py [--sets trecqa-dev] [--runs 3] [--json]
+    flock /work/bench.lock .venv/bin/python benchmarks/studies/cpu_paths.py [--sets trecqa-dev] [--runs 3]
+        [--passages 128] [--calibration 128] [--json]
 
 Paths: torch fp32 (the baseline), torch bf16 (autocast, Linear weights cast once), the fused ONNX fp32 graph on
 ONNX Runtime (encode/onnx_encoder.py), ONNX Runtime int8 static quantisation of that graph (QDQ, per channel,
 calibrated on --calibration SciFact passages not used for timing), OpenVINO on the same graph in fp32 and with
 its bf16 inference hint (AMX where the CPU has it), and OpenVINO with int8 weight compression (NNCF), where
-those packages are installed. Speed: 128 SciFact abstracts cut to 126 word pieces, batches of 32, every path
-timed in turn within each run (median of --runs), ratio of its passages/s to torch fp32's; the lowest cosine of
-any passage's vector to torch fp32's. Quality: dense nDCG@10 (mean pooling) on each split
+those packages are installed. Speed: --passages SciFact abstracts (128) cut to 126 word pieces, batches of 32,
+every path timed in turn within each run (median of --runs), ratio of its passages/s to torch fp32's; the lowest
+cosine of any passage's vector to torch fp32's. Quality: dense nDCG@10 (mean pooling) on each split
 (benchmarks/studies/pooling_sweep.py's retrieval scoring). A path is adoptable when nDCG@10 stays within 0.005 of fp32
 on every split measured.
 
@@ -153,14 +154,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="trecqa-dev", help="visible splits for nDCG@10, comma-separated")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--passages", type=int, default=128, help="SciFact abstracts timed")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--calibration", type=int, default=128)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     record = machine(threads=args.threads)
-    texts = passages(128, 126)
-    calibration = passages(128 + args.calibration, 126)[128:]
+    texts = passages(args.passages, 126)
+    calibration = passages(args.passages + args.calibration, 126)[args.passages:]
     graph = onnx_encoder.export(MODEL)
     with tempfile.TemporaryDirectory() as tmp:
         paths: dict[str, Any] = {f"torch {p}": TransformerModel(MODEL, threads=args.threads, precision=p)

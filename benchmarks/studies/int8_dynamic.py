@@ -2,17 +2,17 @@
 torch fp32, the vectors' distance to fp32, and dense nDCG@10 on visible splits.
 
     flock /tmp/bench.lock .venv/bin/python benchmarks/studies/int8_dynamic.py [--sets trecqa-dev] [--runs 3]
-        [--only NAME,...] [--json]
+        [--passages 128] [--only NAME ...] [--json]
 
 Every candidate is ``onnxruntime.quantization.quantize_dynamic`` over the fused fp32 graph that queries and fp32
 ingests run (encode/onnx_encoder.py): weights int8, activations quantised per batch at run time, the embeddings,
 layer norms, softmax and pooling in fp32 whatever the candidate. They differ in which operators are quantised
 (every MatMul and the fused Attention's QKV projection, or the MatMuls only), per-tensor or per-channel weight
 scales, and 7-bit weights (``reduce_range``: on a CPU without VNNI ONNX Runtime multiplies u8 by s8 with pairwise
-16-bit sums that saturate at full range). Speed: 128 SciFact abstracts cut to 126 word pieces, batches of 32, every
-path timed in turn within each run after a warm-up (median of --runs). Quality: the lowest and mean cosine of the
-128 vectors to torch fp32's, and dense nDCG@10 (mean pooling, questions and passages through the same path) on each
-of --sets.
+16-bit sums that saturate at full range). Speed: --passages SciFact abstracts (128) cut to 126 word pieces,
+batches of 32, every path timed in turn within each run after a warm-up (median of --runs). Quality: the lowest and
+mean cosine of the vectors to torch fp32's, and dense nDCG@10 (mean pooling, questions and passages through the
+same path) on each of --sets.
 
 A study, kept for the figure it backs: docs/performance.md, "Int8 on CPUs without bf16".
 """
@@ -62,15 +62,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="trecqa-dev", help="visible splits for nDCG@10, comma-separated ('' for none)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--passages", type=int, default=128, help="SciFact abstracts timed")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--only", default="", help="candidates to run, comma-separated (default: all)")
+    ap.add_argument("--only", nargs="*", default=[], choices=tuple(CANDIDATES),
+                    help="the candidates to run, each name one argument (default: all)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     record = machine(threads=args.threads)
-    texts = passages(128, 126)
+    texts = passages(args.passages, 126)
     graph = onnx_encoder.export(MODEL)
-    names = [n for n in CANDIDATES if not args.only or n in args.only.split(",")]
+    names = [n for n in CANDIDATES if not args.only or n in args.only]
     with tempfile.TemporaryDirectory() as tmp:
         paths: dict[str, Any] = {"torch fp32": TransformerModel(MODEL, threads=args.threads, precision="fp32"),
                                  "ONNX Runtime fp32 (fused)": onnx_path(graph, args.threads)}

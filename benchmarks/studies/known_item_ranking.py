@@ -2,7 +2,7 @@
 against the shipped hybrid default with paired bootstrap intervals.
 
     .venv/bin/python benchmarks/studies/known_item_ranking.py [--data ../shared/data] [--precision P]
-        [--folders-only] [--json]
+        [--sets scifact:train,...] [--folders pydantic-docs,fastapi-docs] [--folders-only] [--json]
 
 Indexes are the cached ones `searchapp eval` builds (the default precision: int8 on an AVX2 CPU without bf16);
 about a minute once they are cached. Every candidate re-ranks the same gathered runs (``evaluate.runner.collect``:
@@ -38,7 +38,7 @@ from typing import Any
 
 import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
-from _common import print_json
+from _common import DATA, SETS_OPTION, parse_sets, print_json
 
 from searchapp.config import IndexConfig
 from searchapp.eval_index import prepare, prepare_folder
@@ -50,7 +50,6 @@ from searchapp.query.documents import group_documents
 from searchapp.query.fusion import Fusion, fuse, rrf, zscore
 
 FOLDERS = ("pydantic-docs", "fastapi-docs")
-SPLITS = {"scifact": "train", "wikiqa": "dev", "antique": "train", "trecqa-dev": "dev", "trecqa-train": "train"}
 
 Ranker = Callable[[QueryRuns], list[str]]
 
@@ -127,18 +126,20 @@ def score(name: str, p: Prepared, folder: bool) -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--sets", default=SETS_OPTION, help="NAME:SPLIT,... (--folders-only: none)")
+    ap.add_argument("--folders", default=",".join(FOLDERS), help="folders with known-item questions")
     ap.add_argument("--precision", default=None, help="the indexes' precision (default: the product's, auto)")
     ap.add_argument("--folders-only", action="store_true", help="the two folders, not the BEIR splits")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     config = IndexConfig.from_flat(**({"precision": args.precision} if args.precision else {}))
     rows = []
-    for name in FOLDERS:
+    for name in filter(None, args.folders.split(",")):
         base = args.data / name
         check = prepare_folder(base / "docs", base / "questions.tsv", config)
         rows += score(name, check.prepared, folder=True)
-    for name, split in {} if args.folders_only else SPLITS.items():
+    for name, split in [] if args.folders_only or not args.sets else parse_sets(args.sets):
         rows += score(name, prepare(args.data / name, split, config), folder=False)
     if args.json:
         print_json({"rows": rows})

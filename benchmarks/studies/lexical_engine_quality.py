@@ -1,7 +1,8 @@
 """The tantivy lexical engine against FTS5 on every visible split and folder: lexical and hybrid nDCG@10 (and a
 folder's first places), with the paired 95% bootstrap interval of tantivy minus FTS5 per query.
 
-    .venv/bin/python benchmarks/studies/lexical_engine_quality.py [--precision int8] [--json]
+    .venv/bin/python benchmarks/studies/lexical_engine_quality.py [--precision int8] [--sets scifact:train,...]
+        [--folders pydantic-docs,fastapi-docs,flask-docs] [--json]
 
 Each collection's cached eval index (`searchapp eval` builds it; FTS5) is copied, its recorded lexical engine set to
 tantivy, and the copy's tantivy index rebuilt from the stored passages on its first read: the same passages and
@@ -22,7 +23,7 @@ from typing import Any
 
 import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
-from _common import DATA, SETS, machine, markdown_table, print_json
+from _common import DATA, SETS_OPTION, machine, markdown_table, parse_sets, print_json
 
 from searchapp.config import IndexConfig
 from searchapp.eval_index import prepare, prepare_folder
@@ -55,12 +56,15 @@ def as_tantivy(cache: Path, scratch: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--precision", default="int8")
+    ap.add_argument("--sets", default=SETS_OPTION, help="NAME:SPLIT,... ('' for none)")
+    ap.add_argument("--folders", default=",".join(FOLDERS), help="folders with known-item questions ('' for none)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     config = IndexConfig(precision=args.precision)
     out: dict[str, Any] = {"machine": machine(precision=args.precision), "collections": {}}
     with tempfile.TemporaryDirectory() as scratch:
-        for name, split in [*SETS.items(), *((f, None) for f in FOLDERS)]:
+        folders = [(f, None) for f in args.folders.split(",") if f]
+        for name, split in [*(parse_sets(args.sets) if args.sets else []), *folders]:
             fts5 = gathered(name, split, config, None)  # builds the cache where it is missing
             folder = DATA / name / "docs" if split is None else DATA / name
             cache = index_path(folder, config, kind="folder" if split is None else "beir")

@@ -1,6 +1,6 @@
 """Sweep pooling strategies on the visible splits, with one forward pass shared by every strategy.
 
-    .venv/bin/python benchmarks/studies/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa]
+    .venv/bin/python benchmarks/studies/pooling_sweep.py --out sweep.json [--sets stsb,scifact,antique,wikiqa] [--json]
     .venv/bin/python benchmarks/studies/pooling_sweep.py --study layerwise --sets stsb,scifact --out layerwise.json
     .venv/bin/python benchmarks/studies/pooling_sweep.py --study paper --model all-mpnet-base-v2 --out mpnet.json
 
@@ -26,7 +26,7 @@ from typing import Any
 import _path  # noqa: F401  (benchmarks/ on sys.path)
 import numpy as np
 import torch
-from _common import DATA, SETS, markdown_table
+from _common import DATA, SETS, markdown_table, print_json
 
 from searchapp.encode.pooling import get_pooling
 from searchapp.encode.tokenizer import load_tokenizer, token_offsets
@@ -165,6 +165,7 @@ def main() -> None:
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--json", action="store_true", help="print what --out writes instead of the table")
     ap.add_argument("--study", choices=tuple(STUDIES), default="sweep",
                     help="layerwise: Ma et al.'s study (each layer x mean/max/CLS/SEP, and layers combined); "
                     "paper: the baselines, concatenation and SBERT-WK's default, to compare models")
@@ -182,6 +183,9 @@ def main() -> None:
         print(f"# {s}: {time.time() - t:.0f}s", file=sys.stderr, flush=True)
         if args.out:
             args.out.write_text(json.dumps({"model": args.model, "strategies": strat, "results": results}, indent=1))
+    if args.json:
+        print_json({"model": args.model, "strategies": strat, "results": results})
+        return
     cols = list(results)
     print(markdown_table(
         ["strategy", *cols],

@@ -10,8 +10,9 @@ downloaded: on the first ingest or query that needs it, by a process that has to
 
 The graph is exported with the model's plain ("eager") attention and then fused by ONNX Runtime's transformer
 optimizer (an Attention, two SkipLayerNormalization and a BiasGelu node a layer): the exporter's scaled-dot-product
-form matches none of the optimizer's patterns, and the fused graph embeds a short question in 2.8 ms where the
-plain one took 3.6 ms at two threads (docs/performance.md). A model the optimizer cannot fuse keeps the plain graph.
+form matches none of the optimizer's patterns, and the fused graph embeds a short question faster than the plain
+one (docs/performance.md, "A one-shot query: about a second"). A model the optimizer cannot fuse keeps the plain
+graph.
 
 Only poolings of the last layer (``ONNX_POOLINGS``) run here, in numpy, in float32; any other pooling (fused
 layers, SBERT-WK) keeps the torch encoder. Vectors equal the torch fp32 path's to a cosine of 0.9999 or better

@@ -2,9 +2,9 @@
 inference hint (an optional extra: ``pip install 'searchapp[openvino]'``). Where it is installed, it embeds the
 passages of every bf16 index, which is what ``auto`` gives on such a CPU (``SEARCHAPP_OPENVINO=0``: torch instead).
 
-On this project's CPU (Xeon with AMX) OpenVINO's bf16 graph ran the forward pass 3x faster than torch fp32 and
-about 2x faster than torch's own bf16 autocast, with the same vectors as torch bf16 to a cosine of 0.99997
-(benchmarks/studies/cpu_paths.py, docs/performance.md). The model is converted once from the local weights by a
+OpenVINO's bf16 graph is the fastest CPU path where the CPU has bf16 instructions, faster than torch fp32 and
+torch's own bf16 autocast, with the vectors of torch bf16 (docs/performance.md, "Every CPU path in one run", which
+gives the figures and the command). The model is converted once from the local weights by a
 process that has torch anyway (an ingest) into ``<cache>/openvino/`` under a key of the model files' contents and
 the converting tools' versions (as the ONNX graph is), then read without torch. Only last-layer poolings (mean,
 CLS, max) run here.

@@ -3,11 +3,12 @@ graph quantised) on other x86 CPUs with AVX2; on a CUDA GPU bf16 where the GPU s
 
 ``auto`` is decided from the CPU's capabilities, never from timing: the same machine always gets the same answer
 (a timing probe flipped between runs under load, so one machine embedded queries and documents differently).
-bf16 is chosen where the CPU has bf16 dot-product instructions (``avx512_bf16`` or ``amx_bf16``); there the
-forward pass is 1.7x faster and nDCG@10 moves by at most 0.0023 (docs/performance.md). A CPU without them would
-emulate bf16, slower than fp32: where it has AVX2 (most laptops and cloud CPUs) ``auto`` is int8, an ingest 1.5x
-faster than fp32's at dense nDCG@10 within 0.005 of fp32 on the visible splits (docs/performance.md, "Int8 on
-CPUs without bf16"); any other CPU, or one whose flags cannot be read (not Linux), gets fp32.
+bf16 is chosen where the CPU has bf16 dot-product instructions (``avx512_bf16`` or ``amx_bf16``): there it is
+the fastest CPU path at fp32's retrieval quality (docs/performance.md, "Precision: bf16 leaves retrieval quality
+unchanged" and "Every CPU path in one run"). A CPU without them would emulate bf16, slower than fp32: where it
+has AVX2 (most laptops and cloud CPUs) ``auto`` is int8, faster than fp32 at dense nDCG@10 within 0.005 of fp32
+on the visible splits (docs/performance.md, "Int8 on CPUs without bf16"); any other CPU, or one whose flags
+cannot be read (not Linux), gets fp32.
 
 ``SEARCHAPP_CPU_FLAGS`` (space-separated flag names) stands in for the machine's flags: the test suite runs with
 the flags it gives (``pytest --cpu-flags``), never the machine's own, and a user can ask for the choice another

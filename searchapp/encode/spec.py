@@ -13,8 +13,9 @@ on, so a spec always gets an encoder (an int8 one through ONNX Runtime, a core d
   a query process never imports torch once the graph exists. ``SEARCHAPP_ONNX=0`` switches it off.
 - ``openvino``: ``OpenVinoEncoder`` (encode/openvino_encoder.py, the ``openvino`` extra), last-layer poolings
   only; the passages of a bf16 index on a CPU with bf16 instructions (``auto`` there: the CPU's flags decide,
-  encode/precision.py), the model compiled under OpenVINO's bf16 hint: 3x torch fp32's forward pass here, dense
-  nDCG@10 within 0.005 of fp32 on every visible split (docs/performance.md). On wherever the package is
+  encode/precision.py), the model compiled under OpenVINO's bf16 hint: the fastest CPU path measured, dense
+  nDCG@10 within 0.005 of fp32 on every visible split (docs/performance.md, "Every CPU path in one run"). On
+  wherever the package is
   installed; ``SEARCHAPP_OPENVINO=0`` switches it off (``openvino_encoder.DEFAULT``).
 - ``torch``: ``TorchEncoder`` (encode/encoder.py), any pooling and precision, on the CPU or a CUDA GPU (``device``).
 

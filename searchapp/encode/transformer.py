@@ -39,10 +39,10 @@ def _cast_linear_weights(model: torch.nn.Module, dtype: torch.dtype) -> None:
     """Store every Linear layer's weight and bias in ``dtype`` once, for a model that runs under autocast.
 
     Autocast casts a float32 weight to bf16 on every call and drops the copy when its context ends: on short
-    batches those casts were more than half of a bf16 forward pass (profiled: ``aten::copy_`` 53% of the time on
-    32 texts of 3-40 words), which made bf16 slower than fp32 on small files, and the casts doubled the peak
-    memory. Cast once, the weights round exactly as autocast rounds them, so the vectors are unchanged; the
-    other layers (embeddings, LayerNorm) stay float32, as autocast keeps them.
+    batches those casts were most of a bf16 forward pass, which made bf16 slower than fp32 on small files, and the
+    casts doubled the peak memory (docs/performance.md, "Every CPU path in one run", "bf16 on small inputs"). Cast
+    once, the weights round exactly as autocast rounds them, so the vectors are unchanged; the other layers
+    (embeddings, LayerNorm) stay float32, as autocast keeps them.
     """
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):

@@ -42,7 +42,7 @@ from searchapp.ingest.splitter import SplitterConfig
 PACKAGE = Path(__file__).resolve().parents[1]
 # Documents per load-and-split task, and per encoder call: an encoder call sorts its passages by length into
 # forward batches, so it wants as many as an in-process ingest gives it (about 512 passages; with 32 documents
-# a call the Ray ingest ran at 0.59x the in-process one on 2 cores, benchmarks/ingest.py --workers ray).
+# a call the Ray ingest was well behind the in-process one: docs/distributed.md gives the figures).
 PREPARE_BATCH = 32
 ENCODE_BATCH = 256
 # CPUs a load-and-split task reserves: light next to embedding, so they share the cores with the actors.

@@ -295,10 +295,9 @@ class FolderStores(SqliteRecords, Stores):
             self.refresh()
         with contextlib.ExitStack() as stack:
             conn = stack.enter_context(self.connect())
-            # An exact dense search (up to the IVF threshold, about 15 ms at 100k passages on 2 cores) is a hybrid
-            # query's long pole and takes a core of its own; an IVF one probes few lists (about 2 ms at 1M), so
-            # there the lexical side is the long pole and takes every core (docs/performance.md, "Query path on
-            # an AVX2 CPU").
+            # An exact dense search (up to the IVF threshold) is a hybrid query's long pole and takes a core of
+            # its own; an IVF one probes few lists, so there the lexical side is the long pole and takes every core
+            # (docs/performance.md, "Query path on an AVX2 CPU").
             exact = dense and self.vector_kind() == "flat"
             yield FolderReader(self, conn, flt, dense, stack, min(_cores() - (1 if exact else 0), MAX_PARTS))
 

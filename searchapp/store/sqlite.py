@@ -122,9 +122,9 @@ class SqliteRecords(Records):
         self.lexical_index.add(conn, ids, texts, sections)
 
     def _hydrate_rows(self, conn: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
-        # Every query hydrates its hits, and SQLAlchemy's statement and result layers cost about three times what
-        # SQLite takes to read ten passages (0.33 ms against 0.08 on a 2-core EPYC): the compiled text runs on the
-        # driver's connection.
+        # Every query hydrates its hits, and SQLAlchemy's statement and result layers cost several times what
+        # SQLite takes to read the passages (docs/performance.md, "Query path on an AVX2 CPU"): the compiled text
+        # runs on the driver's connection.
         return _rows_among(conn, self._hydrate_sql, ids)
 
     def _documents_of_rows(self, conn: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:

@@ -1,5 +1,7 @@
 """The maintained benchmarks (benchmarks/*.py) each run with tiny sizes, so that a change that breaks one is seen
-here and not when a figure is next measured. benchmarks/studies/ are not run: each is kept for the figure it backs.
+here and not when a figure is next measured; so does each study kept in benchmarks/studies/, the ones whose figure
+is the reason for a default that ships (:data:`STUDIES`). The other studies are retired: the docs cite them at the
+commit that holds them, with their figures.
 
 A script runs in this process as ``python benchmarks/NAME.py ARGS --json`` would (benchmarks/ first on
 ``sys.path``, its modules imported afresh), so that the model loads once for all of them; its data are tiny sets
@@ -26,6 +28,16 @@ BENCHMARKS = ROOT / "benchmarks"
 RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
           "pg_recall.py": "here", "gpu_check.sh": "here", "defaults.py": "here",
           "peers.py": "tests/integration/test_peers.py"}
+# The studies kept, each for the shipped default its figure backs; each is run by a test here (``run`` with
+# "studies/NAME").
+STUDIES = {"cpu_paths.py": "precision auto: bf16 (through OpenVINO where installed) on a CPU with bf16 instructions",
+           "int8_dynamic.py": "precision auto: int8 (the ONNX graph, per channel, 7-bit) on an AVX2 CPU without bf16",
+           "pooling_sweep.py": "pooling mean",
+           "models.py": "the model all-MiniLM-L6-v2",
+           "lexical_engine_quality.py": "a new folder index's lexical engine: tantivy",
+           "known_item_ranking.py": "document_weight 0.5, document_threshold 1 and the agreement rule"}
+# How the docs cite a retired study: the commit that holds every study, then its path.
+RETIRED_AT = "git show 34bc172:"
 # Private names the maintained scripts still reach for, each until the class it belongs to has a public way.
 PRIVATE_USES: set[tuple[str, str]] = set()
 
@@ -69,9 +81,11 @@ def eval_cache(data: Path, real_encoder) -> Path:  # type: ignore[no-untyped-def
 
 
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, *args: str) -> Any:
-    """``benchmarks/NAME ARGS --json`` run in this process; its JSON."""
+    """``benchmarks/NAME ARGS --json`` run in this process (NAME ``studies/STUDY.py`` for a study); its JSON."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    for module in [m for m in sys.modules if (BENCHMARKS / f"{m}.py").exists()]:
+    monkeypatch.syspath_prepend(str((BENCHMARKS / name).parent))  # a study imports the others by name
+    folders = (BENCHMARKS, BENCHMARKS / "studies")
+    for module in [m for m in sys.modules if any((d / f"{m}.py").exists() for d in folders)]:
         monkeypatch.delitem(sys.modules, module)  # imported afresh: _common reads SEARCHAPP_BENCH_DATA
     monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / name), *args, "--json"])
     capsys.readouterr()
@@ -114,15 +128,37 @@ def test_the_maintained_scripts_call_no_private_name_of_searchapp() -> None:
     assert found == PRIVATE_USES
 
 
-def test_every_study_names_the_figure_it_backs() -> None:
-    studies = [p for p in (BENCHMARKS / "studies").glob("*.py") if p.name != "_path.py"]
-    assert studies
+def test_every_study_kept_backs_a_default_names_its_figure_and_is_run_by_a_test() -> None:
+    studies = {p.name for p in (BENCHMARKS / "studies").glob("*.py") if p.name != "_path.py"}
+    assert studies == set(STUDIES), "a study kept without its smoke test here (or one retired still listed)"
     docs = ROOT / "docs"
-    for path in studies:
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        assert "A study, kept for the figure it backs: docs/" in doc, path.name
+    for name in studies:
+        doc = ast.get_docstring(ast.parse((BENCHMARKS / "studies" / name).read_text(encoding="utf-8"))) or ""
+        assert "A study, kept for the figure it backs: docs/" in doc, name
         cited = doc.split("A study, kept for the figure it backs: ")[1].split(",")[0]
-        assert f"benchmarks/studies/{path.name}" in (docs / cited.removeprefix("docs/")).read_text(encoding="utf-8")
+        assert f"benchmarks/studies/{name}" in (docs / cited.removeprefix("docs/")).read_text(encoding="utf-8")
+    run_here = set()
+    for node in ast.walk(ast.parse(Path(__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run" and len(node.args) > 2:
+            target = node.args[2]
+            if isinstance(target, ast.Constant) and str(target.value).startswith("studies/"):
+                run_here.add(str(target.value).removeprefix("studies/"))
+    assert run_here == studies
+
+
+def test_a_retired_study_is_cited_at_the_commit_that_holds_it() -> None:
+    """Docs cite a retired study as ``git show 34bc172:benchmarks/studies/NAME.py`` (retired in a later commit),
+    never by a path that is gone; a command block may run it once the citation has put it back."""
+    import re
+
+    for doc in (ROOT / "docs").glob("*.md"):
+        text = doc.read_text(encoding="utf-8")
+        for name in set(re.findall(r"benchmarks/studies/(\w+\.py)", text)) - {*STUDIES, "NAME.py"}:
+            assert f"{RETIRED_AT}benchmarks/studies/{name}" in text, (doc.name, name)
+            for line in text.splitlines():
+                if not line.startswith("    "):
+                    for hit in re.finditer(rf"benchmarks/studies/{name}", line):
+                        assert line[: hit.start()].endswith(RETIRED_AT), (doc.name, line)
 
 
 def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -200,8 +236,9 @@ def test_ann_recall(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     assert all(0 <= r["recall@10"] <= 1 for r in out["rows"]) and sum(r["default"] for r in out["rows"]) == 1
 
 
-def test_defaults(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], eval_cache: Path) -> None:
-    """Leave-one-collection-out over a split and a folder of documents with known-item questions."""
+@pytest.fixture()
+def notes(eval_cache: Path) -> Path:
+    """A folder of three documents with a known-item question each, ``notes`` beside the tiny scifact."""
     folder = eval_cache / "notes" / "docs"
     folder.mkdir(parents=True)
     pages = {"keys.md": "# Keys\n\nSigning keys rotate quarterly through the key management service.\n",
@@ -212,6 +249,12 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
     (eval_cache / "notes" / "questions.tsv").write_text(
         "how often do signing keys rotate?\tkeys.md\nhow long are backups kept?\tbackups.md\n"
         "when is a backup restored?\trestore.md\n", encoding="utf-8")
+    return eval_cache
+
+
+@pytest.mark.usefixtures("notes")
+def test_defaults(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Leave-one-collection-out over a split and a folder of documents with known-item questions."""
     out = run(monkeypatch, capsys, "defaults.py", "--sets", "scifact:train", "--folders", "notes",
               "--precision", "fp32", "--question", "0.8,0.9", "--statement", "0.5", "--spread", "1")
     assert out["candidates"] == 2 and out["chosen_on_all"]["alpha_question"] in (0.8, 0.9)
@@ -256,3 +299,73 @@ def test_the_gpu_check_says_in_one_line_why_it_measured_nothing(tmp_path: Path, 
     assert len(lines) == 1 and lines[0].startswith("gpu_check: "), done.stderr
     assert {"no GPU": "no CUDA GPU", "no packages": "lacks", "bad size": "whole number"}[case] in lines[0]
     assert not (tmp_path / "gpu_check.json").exists()
+
+
+def test_study_cpu_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
+    """Every CPU path installed here (OpenVINO's where its package is), timed and scored on the tiny split."""
+    import torch
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
+    out = run(monkeypatch, capsys, "studies/cpu_paths.py", "--passages", "2", "--calibration", "2", "--runs", "1",
+              "--sets", "scifact")
+    rows = out["rows"]
+    assert {"torch fp32", "torch bf16", "ONNX Runtime fp32 (fused)"} <= set(rows)
+    assert rows["torch fp32"]["speedup_vs_torch_fp32"] == 1.0
+    for row in rows.values():
+        assert row["seconds"] >= 0 and 0.5 < row["min_cosine_to_fp32"] <= 1.0001
+        assert 0 <= row["ndcg@10 scifact train"] <= 1
+
+
+def test_study_int8_dynamic(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
+    """The candidate `auto` ships on an AVX2 CPU without bf16, against the fp32 graph."""
+    import torch
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)
+    out = run(monkeypatch, capsys, "studies/int8_dynamic.py", "--passages", "2", "--runs", "1", "--sets", "scifact",
+              "--only", "all, per channel, 7-bit")
+    rows = out["rows"]
+    assert set(rows) == {"torch fp32", "ONNX Runtime fp32 (fused)", "int8 dynamic: all, per channel, 7-bit"}
+    int8 = rows["int8 dynamic: all, per channel, 7-bit"]
+    assert 0.9 < int8["min_cosine_to_fp32"] <= int8["mean_cosine_to_fp32"] <= 1.0001
+    assert 0 <= int8["ndcg@10 scifact train"] <= 1 and "ndcg@10 scifact train" not in rows["torch fp32"]
+
+
+def test_study_pooling_sweep(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
+    out = run(monkeypatch, capsys, "studies/pooling_sweep.py", "--sets", "scifact", "--study", "paper")
+    (scores,) = out["results"].values()
+    assert set(scores) == set(out["strategies"]) and "mean" in scores
+    assert all(0 <= v <= 1 for v in scores.values())
+
+
+def test_study_models(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:
+    """The bundled model timed; the larger one reported missing where its part packages are not installed."""
+    out = run(monkeypatch, capsys, "studies/models.py", "--passages", "2", "--pieces", "16", "--runs", "1",
+              "--batch", "2", "--precision", "fp32")
+    models = {r["model"]: r for r in out["rows"]}
+    assert models["all-MiniLM-L6-v2"]["time_vs_minilm_fp32"] == 1.0 and models["all-MiniLM-L6-v2"]["layers"] == 6
+    assert set(models) | set(out["missing"]) == {"all-MiniLM-L6-v2", "all-mpnet-base-v2"}
+
+
+def test_study_lexical_engine_quality(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                      notes: Path) -> None:
+    pytest.importorskip("tantivy")
+    out = run(monkeypatch, capsys, "studies/lexical_engine_quality.py", "--precision", "fp32",
+              "--sets", "scifact:train", "--folders", "notes")
+    assert set(out["collections"]) == {"scifact train", "notes"}
+    for row in out["collections"].values():
+        for mode in ("lexical", "hybrid"):
+            low, high = row[mode]["ci95"]
+            assert low <= row[mode]["change"] <= high and 0 <= row[mode]["tantivy"] <= 1
+    assert out["collections"]["notes"]["queries"] == 3 and len(out["collections"]["notes"]["lexical"]["first"]) == 2
+
+
+def test_study_known_item_ranking(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                  notes: Path) -> None:
+    out = run(monkeypatch, capsys, "studies/known_item_ranking.py", "--precision", "fp32", "--sets", "scifact:train",
+              "--folders", "notes")
+    rows = out["rows"]
+    assert {r["set"] for r in rows} == {"notes", "scifact"}
+    for name in ("notes", "scifact"):
+        default = next(r for r in rows if r["set"] == name)
+        assert default["candidate"] == "default" and default["change"] == 0
+    assert all(r["questions"] == 3 and 0 <= r["first"] <= 3 for r in rows if r["set"] == "notes")
