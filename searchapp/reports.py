@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from searchapp.collection import descriptions, of_metadata
+from searchapp.collection import descriptions
 from searchapp.config import IndexConfig
 from searchapp.encode.provenance import Provenance
 from searchapp.store.base import Stores
@@ -87,9 +85,8 @@ def index_stats(stores: Stores, config: IndexConfig, path: str) -> IndexStats:
 
 def document_listing(stores: Stores) -> list[DocumentListing]:
     """Every document in ``stores`` with its passage count, by path (or text id)."""
-    counts = Counter(stores.passage_documents().values())
     return [
-        DocumentListing(path=key, source=doc.source, title=doc.title, passages=counts.get(key, 0), size=doc.size,
+        DocumentListing(path=key, source=doc.source, title=doc.title, passages=doc.n_passages, size=doc.size,
                         mtime=doc.mtime, indexed_at=doc.indexed_at)
         for key, doc in sorted(stores.documents().items())
     ]
@@ -114,14 +111,6 @@ class CollectionListing:
 def collection_listing(stores: Stores) -> list[CollectionListing]:
     """Every collection that holds a document in ``stores``, by name, with its description and counts (a
     described collection whose documents are all gone is not listed)."""
-    counts = Counter(stores.passage_documents().values())
-    documents: Counter[str] = Counter()
-    passages: Counter[str] = Counter()
-    for key, doc in stores.documents().items():
-        name = of_metadata(json.loads(doc.metadata))
-        if name is not None:
-            documents[name] += 1
-            passages[name] += counts.get(key, 0)
+    counts = stores.collection_counts()
     described = descriptions(stores.settings())
-    return [CollectionListing(name, described.get(name, ""), documents[name], passages[name])
-            for name in sorted(documents)]
+    return [CollectionListing(name, described.get(name, ""), *counts[name]) for name in sorted(counts)]

@@ -8,6 +8,7 @@ import numpy as np
 from sqlalchemy import Connection, text
 
 from searchapp import Index
+from searchapp.types import ExportedPassage
 
 
 def check_lexical(stores: Any, conn: Connection) -> None:
@@ -36,3 +37,14 @@ def assert_vectors_match_database(ix: Index) -> None:
     assert sorted(ids.tolist()) == sorted(stored), "FAISS and SQLite hold different passages"
     for pid, vec in zip(ids.tolist(), vecs, strict=True):
         np.testing.assert_array_equal(vec, stored[pid])
+    assert_passage_counts(ix)
+
+
+def assert_passage_counts(ix: Index) -> None:
+    """Each document's recorded passage count (the listings read it) is the passages it holds."""
+    held: dict[str, int] = {}
+    for row in ix.export():
+        if isinstance(row, ExportedPassage):
+            held[row.path] = held.get(row.path, 0) + 1
+    recorded = {key: doc.n_passages for key, doc in ix.stores.documents().items()}
+    assert recorded == {key: held.get(key, 0) for key in recorded}, "a document's passage count is not its passages"

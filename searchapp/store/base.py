@@ -104,6 +104,11 @@ class Stores(ABC):
         raise ConfigError(f"a {self.backend} index has one lexical index, its own; it has no other engine")
 
     @abstractmethod
+    def collection_counts(self) -> dict[str, tuple[int, int]]:
+        """Each named collection holding a document: name -> (documents, passages), read from a count kept with
+        the documents' writes (no document or passage is read)."""
+
+    @abstractmethod
     def documents(self) -> dict[str, StoredDocument]:
         """Every indexed document by path (or text id), for change detection."""
 

@@ -40,6 +40,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from searchapp.collection import of_metadata
 from searchapp.lines import Position, positions
 from searchapp.store.base import STREAM_ROWS
 from searchapp.store.rows import (
@@ -150,7 +151,7 @@ class Records(ABC):
     def documents(self) -> dict[str, StoredDocument]:
         d = self.tables.documents
         cols = (d.c.id, d.c.path, d.c.mtime, d.c.size, d.c.sha256, d.c.metadata, d.c.source, d.c.title,
-                d.c.indexed_at, d.c.passages_version)
+                d.c.indexed_at, d.c.passages_version, d.c.n_passages)
         with self.engine.connect() as conn:
             return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
 
@@ -195,7 +196,10 @@ class Records(ABC):
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
         d = self.tables.documents
         with self._begin() as conn:
+            before = self._collections_of(conn, [doc_id])
+            after = [(of_metadata(metadata), n) for _, n in before]
             conn.execute(update(d).where(d.c.id == doc_id).values(metadata=dump_metadata(metadata), title=title))
+            self._count_collections(conn, added=after, removed=before)
 
     def is_empty(self) -> bool:
         """One indexed lookup, where counting scans the table."""
@@ -230,6 +234,7 @@ class Records(ABC):
             return []
         t = self.tables
         removed = self._unindex(conn, doc_ids)
+        self._count_collections(conn, removed=self._collections_of(conn, doc_ids))
         conn.execute(delete(t.passages).where(t.passages.c.document_id.in_(doc_ids)))
         conn.execute(delete(t.documents).where(t.documents.c.id.in_(doc_ids)))
         return removed
@@ -252,7 +257,8 @@ class Records(ABC):
             doc_rows.append(
                 {"id": doc_id, "path": doc.path, "title": doc.title, "mtime": doc.mtime, "size": doc.size,
                  "sha256": doc.sha256, "n_chars": len(doc.text), "metadata": dump_metadata(doc.metadata),
-                 "source": doc.source, "indexed_at": indexed_at, "passages_version": item.passages_version}
+                 "source": doc.source, "indexed_at": indexed_at, "passages_version": item.passages_version,
+                 "n_passages": len(item.spans)}
             )
             ids = pids[at : at + len(item.spans)]
             at += len(item.spans)
@@ -271,10 +277,46 @@ class Records(ABC):
                 )
             all_ids.append(ids)
         self._insert(conn, t.documents, doc_rows)
+        self._count_collections(conn, added=[(of_metadata(i.document.metadata), len(i.spans)) for i in items])
         if passage_rows:
             self._insert(conn, t.passages, passage_rows)
             self._index(conn, pids.tolist(), texts, section_of)
         return all_ids
+
+    def _collections_of(self, conn: Connection, doc_ids: Sequence[int]) -> list[tuple[str | None, int]]:
+        """``(collection or None, passages)`` of each of the documents ``doc_ids``."""
+        d = self.tables.documents
+        rows = conn.execute(select(d.c.metadata, d.c.n_passages).where(d.c.id.in_(doc_ids)))
+        return [(of_metadata(json.loads(m)), int(n or 0)) for m, n in rows]
+
+    def _count_collections(self, conn: Connection, added: Iterable[tuple[str | None, int]] = (),
+                           removed: Iterable[tuple[str | None, int]] = ()) -> None:
+        """Keep ``collection_counts`` in step with documents ``added`` and ``removed`` (``(collection, passages)``
+        each, ``None`` for none), in the caller's transaction."""
+        change: dict[str, list[int]] = {}
+        for sign, docs in ((1, added), (-1, removed)):
+            for name, n in docs:
+                if name is not None:
+                    tally = change.setdefault(name, [0, 0])
+                    tally[0] += sign
+                    tally[1] += sign * n
+        rows = [{"name": k, "documents": v[0], "passages": v[1]} for k, v in change.items() if v != [0, 0]]
+        if not rows:
+            return
+        c = self.tables.collection_counts
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        upsert = dialect.insert(c)
+        conn.execute(upsert.on_conflict_do_update(index_elements=[c.c.name], set_={
+            "documents": c.c.documents + upsert.excluded.documents,
+            "passages": c.c.passages + upsert.excluded.passages}), rows)
+        conn.execute(delete(c).where(c.c.documents <= 0))
+
+    def collection_counts(self) -> dict[str, tuple[int, int]]:
+        """Each named collection holding a document: name -> (documents, passages)."""
+        c = self.tables.collection_counts
+        with self.engine.connect() as conn:
+            return {str(k): (int(n), int(p)) for k, n, p in conn.execute(select(c.c.name, c.c.documents,
+                                                                               c.c.passages))}
 
     def _insert(self, conn: Connection, table: Table, rows: list[dict[str, object]]) -> None:
         """Insert rows (keyed by column key) into ``table``: an engine's bulk path where it has one."""

@@ -38,6 +38,7 @@ class StoredDocument:
     indexed_at: float | None = None  # when its row was written (Unix seconds, UTC); None: before migration 0004
     # The reader version its passages were made by (ingest/reading.reader_version); None: before migration 0007.
     passages_version: int | None = None
+    n_passages: int = 0  # how many passages it holds
 
 
 @dataclass(frozen=True)

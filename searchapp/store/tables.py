@@ -45,12 +45,14 @@ class Embedding(TypeDecorator[np.ndarray]):
 
 @dataclass(frozen=True)
 class Tables:
-    """The three tables of an index: ``settings`` (key -> JSON text), ``documents`` (a source file as last ingested,
-    or a text added through the API), ``passages`` (a document's ``text[start:end]`` with its vector)."""
+    """The tables of an index: ``settings`` (key -> JSON text), ``documents`` (a source file as last ingested, or a
+    text added through the API), ``passages`` (a document's ``text[start:end]`` with its vector) and
+    ``collection_counts`` (each named collection's documents and passages, kept with the documents' writes)."""
 
     settings: Table
     documents: Table
     passages: Table
+    collection_counts: Table
     # PostgreSQL only: a passage's BM25 field (its section path and its text), apart from the passages' rows, which
     # the exact vector scan reads (a wider row made that scan slower; docs/postgres.md).
     lexical: Table | None = None
@@ -85,6 +87,9 @@ def tables(dialect: str, vector: type[TypeEngine[np.ndarray]] = Embedding) -> Ta
         # Which version of the readers (loaders, markup blanking, sections, splitter) made its passages; a
         # re-ingest reads a file again when this differs from the running version. NULL: before migration 0007.
         Column("passages_version", Integer, nullable=True),
+        # How many passages it holds, written with them (they are only ever written and removed with it): the
+        # document and collection listings read this row, not every passage. Filled for older rows by 0012.
+        Column("n_passages", Integer, nullable=True),
     )
     # The id is the key shared with the vector index and the lexical index; never reused (AUTOINCREMENT in
     # SQLite, a sequence in PostgreSQL), so a stale vector can never point at a new passage.
@@ -107,11 +112,19 @@ def tables(dialect: str, vector: type[TypeEngine[np.ndarray]] = Embedding) -> Ta
         Column("embedding" if dialect == "postgresql" else "vector", vector(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )
+    # Kept in the transaction that writes or removes the documents (records.Records), so that listing the
+    # collections reads a row per collection, not every document (GET /collections read every passage per call).
+    collection_counts = Table(
+        "collection_counts", meta,
+        Column("name", String, primary_key=True),
+        Column("documents", _ID, nullable=False),
+        Column("passages", _ID, nullable=False),
+    )
     if dialect != "postgresql":
-        return Tables(settings, documents, passages)
+        return Tables(settings, documents, passages, collection_counts)
     lexical = Table(
         "passages_lexical", meta,
         Column("id", _ID, ForeignKey("passages.id", ondelete="CASCADE"), primary_key=True),
         Column("lexical_text", Text, nullable=False),
     )
-    return Tables(settings, documents, passages, lexical)
+    return Tables(settings, documents, passages, collection_counts, lexical)

@@ -5,6 +5,7 @@ without names behaves as before, and removal of vanished files stays scoped to t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,33 @@ def test_collections_on_every_backend(tmp_path: Path, index_at) -> None:  # type
             "one.txt"]
         assert [h.path for h in ix.search("signing keys", mode=mode, filters={"collection": "api"})] == ["t1"]
         assert ix.search("signing keys", mode=mode, filters={"collection": "3"}) == []
+
+
+def test_collection_and_document_listings_read_no_passage(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
+    # The listings counted passages by reading every one (GET /collections: 2.6 s and 178 MB at 100,000 passages,
+    # on every call); each document's count is now a column written with its passages.
+    from sqlalchemy import event
+
+    ix = index_at()
+    (tmp_path / "a").mkdir()
+    for i in range(3):
+        (tmp_path / "a" / f"{i}.txt").write_text("Signing keys rotate.\n\n" * (i + 1) * 40, encoding="utf-8")
+    ix.ingest(tmp_path / "a", collection="ops")
+    statements: list[str] = []
+    event.listen(ix.stores.engine, "before_cursor_execute",
+                 lambda conn, cursor, sql, *args: statements.append(sql.lower()))
+
+    def tables_read() -> set[str]:
+        read = {m.group(1) for s in statements for m in re.finditer(r"\b(?:from|join)\s+(\w+)", s)}
+        statements.clear()
+        return read
+
+    collections = ix.collections()
+    assert tables_read() <= {"collection_counts", "settings"}  # a row per collection, not per document
+    documents = ix.documents()
+    assert tables_read() == {"documents"}  # a row per document, not per passage
+    assert [c.passages for c in collections] == [sum(d.passages for d in documents)]
+    assert len({d.passages for d in documents}) == 3 and min(d.passages for d in documents) >= 1
 
 
 @pytest.mark.parametrize("name", ["", " docs", "a\u202eb", "x" * 100, "a/b"])

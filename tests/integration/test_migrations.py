@@ -126,6 +126,8 @@ def test_index_made_by_the_first_migration_is_upgraded_on_open_and_keeps_its_dat
         for mode in ("lexical", "dense", "hybrid"):
             hit = ix.search("signing keys", k=1, mode=mode)[0]
             assert (hit.passage_id, Path(hit.path).name) == (passage_ids["keys.txt"], "keys.txt"), mode
+        # Each document's passage count, which the listings read, counted from its passages (migration 0012).
+        assert [(Path(d.path).name, d.passages) for d in ix.documents()] == [("fruit.txt", 1), ("keys.txt", 1)]
         # Its files were read by a reader from before documents.passages_version (migration 0007): read again
         # once (plain-text files now have their title as section path, so they are re-embedded), then unchanged.
         again = ix.ingest(docs)

@@ -63,7 +63,8 @@ from searchapp.store.vector_policy import VectorPolicy
 # A settings row (not an IndexConfig setting): passages deleted since the BM25 index was last rebuilt.
 _STALE_KEY = "bm25_deleted_passages"
 # The relations an index's schema holds (tables.py, and Alembic's revision): any other is another application's.
-_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "passages_lexical", "alembic_version"})
+_OWN_RELATIONS = frozenset({"settings", "documents", "passages", "passages_lexical", "collection_counts",
+                            "alembic_version"})
 
 
 class PostgresStores(Records, Stores):
