@@ -8,11 +8,11 @@ class SearchappError(Exception):
     """Base class of every error the library raises on purpose."""
 
 
-def first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException, limit: int = 200) -> str:
     """An exception's message as one line for a one-line error (many drivers' messages run over several lines):
-    its first line, at most 200 characters, or the exception's type when it has no message."""
+    its first line, at most ``limit`` characters, or the exception's type when it has no message."""
     lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else type(exc).__name__
+    return lines[0][:limit] if lines else type(exc).__name__
 
 
 class ConfigError(SearchappError):

@@ -4,8 +4,10 @@ key.
 A derived file is named by what determines it and nothing else: the contents of the model's files, the versions
 of the tools that wrote it (torch's exporter, onnx, ONNX Runtime's optimizer; OpenVINO's converter) and the recipe
 (opset, attention form, fusions). Two installs in two folders of the same model and tools share one file; changed
-weights or a new torch make a new one, and the older file of that model is removed once the new one is whole
-(replaced, never silently reused). The install's path is not part of the key: it determines nothing.
+weights or a new torch make a new one, and the older file that this install wrote of that model is removed once
+the new one is whole (replaced, never silently reused); files other installs wrote under other keys stay theirs
+(:func:`owner`). The install's path is not part of the key: it determines nothing. How a cached file is checked
+before use, made again when broken, and made by one process at a time: encode/cached_file.py.
 
 Hashing a model's files reads them (about 90 MB for all-MiniLM-L6-v2, 0.1 s), which a one-shot query should not
 pay each time: each file's digest is remembered in ``<cache>/digests.json`` under its path, size, modification
@@ -69,20 +71,12 @@ def derived_path(model: str, kind: str, recipe: str, tools: tuple[str, ...], suf
     return cache_root() / kind / f"{_file_name(model)}-{key}{suffix}"
 
 
-def remove_replaced(current: Path) -> list[Path]:
-    """Remove the other cached files of ``current``'s model and kind (those of an older model or tool set), once
-    ``current`` is whole; the files removed. A file another process is still reading stays readable to it."""
-    stem = current.name[: current.name.rindex("-") + 1]
-    removed = []
-    for other in current.parent.glob(f"{glob_escape(stem)}*"):
-        if other.stem == current.stem or ".tmp" in other.name or not _same_kind(other, current, stem):
-            continue
-        try:
-            other.unlink()
-            removed.append(other)
-        except OSError:
-            pass
-    return removed
+def owner(model: str) -> str:
+    """Who writes a derived file of ``model``: this install of searchapp with this model folder, as a short hash.
+    Recorded beside each file written, so that cleaning up removes only this install's older files of the model:
+    two installs sharing the cache with different tools (different keys) would otherwise remove each other's."""
+    package = Path(__file__).resolve().parents[1]
+    return hashlib.sha256(f"{package}\0{model_dir(model).resolve()}".encode()).hexdigest()[:16]
 
 
 def usage() -> dict[str, int]:
@@ -97,20 +91,6 @@ def usage() -> dict[str, int]:
                 sizes[entry.name] = entry.stat().st_size
     sizes["total"] = sum(sizes.values())
     return sizes
-
-
-def glob_escape(text: str) -> str:
-    """``text`` matched literally by ``Path.glob``."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
-
-
-def _same_kind(other: Path, current: Path, stem: str) -> bool:
-    """Whether ``other`` is a file of the same model (its name is the stem, a 16-hex key, then a suffix of
-    ``current``'s kind: ``.onnx``; ``.xml`` / ``.bin`` for OpenVINO)."""
-    rest = other.name[len(stem):]
-    key, dot, suffix = rest.partition(".")
-    siblings = {current.suffix, ".bin"} if current.suffix == ".xml" else {current.suffix}
-    return len(key) == 16 and all(c in "0123456789abcdef" for c in key) and dot == "." and f".{suffix}" in siblings
 
 
 def _file_sha256(path: Path) -> str:

@@ -22,16 +22,18 @@ layers, SBERT-WK) keeps the torch encoder. Vectors equal the torch fp32 path's t
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from searchapp.encode.cached_file import existing, made
 from searchapp.encode.catalog import canonical_name, model_max_tokens
-from searchapp.encode.graph_cache import derived_path, remove_replaced
+from searchapp.encode.graph_cache import derived_path, owner
 from searchapp.encode.tokenizer import SPECIAL_TOKENS, load_tokenizer
-from searchapp.errors import ModelLoadError
+from searchapp.errors import ModelLoadError, first_line
 
 ONNX_POOLINGS = ("mean", "cls", "max")
 # Set to 0 to embed queries and fp32 ingests with torch even where an exported graph exists.
@@ -42,7 +44,6 @@ _RECIPE = "eager-fused-1"
 OPSET = 17
 # What writes the graph: torch's exporter, onnx, and ONNX Runtime's optimizer (the fusions).
 EXPORT_TOOLS = ("torch", "onnx", "onnxruntime")
-_EXPORT_LOCK = threading.Lock()
 
 
 def enabled() -> bool:
@@ -65,40 +66,34 @@ def graph_path(model: str) -> Path:
 
 
 def export(model: str) -> Path:
-    """Export ``model``'s graph (inputs: ids, mask[, token types]; output: the last layer's token states
-    ``(B, T, d)``) unless it is there already. Needs torch and the ``onnx`` package; ``ModelLoadError`` if the
-    export fails. The file appears whole or not at all."""
-    target = graph_path(model)
-    if target.exists():
-        return target
-    with _EXPORT_LOCK:
-        if target.exists():
-            return target
+    """The path of ``model``'s exported graph (inputs: ids, mask[, token types]; output: the last layer's token
+    states ``(B, T, d)``), exported now unless a whole one is cached (encode/cached_file.py: checked, made again
+    when broken, by one process at a time). Needs torch and the ``onnx`` package to export; ``ModelLoadError``
+    naming the file and the reason if the export fails."""
+    return made(graph_path(model), lambda out: _export_to(model, out), owner(model))
+
+
+def _export_to(model: str, out: Path) -> None:
+    """Export and fuse ``model``'s graph at ``out`` (in a folder of its own: the exporter's files stay there)."""
+    try:
+        import warnings
+
         import torch
 
         from searchapp.encode.transformer import TransformerModel
 
         tm = TransformerModel(model, precision="fp32", attention="eager")
         module, names, args = tm.last_layer()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        try:
-            import warnings
-
-            with warnings.catch_warnings(), torch.inference_mode():
-                warnings.simplefilter("ignore")  # the exporter's notes on operators it rewrites
-                torch.onnx.export(
-                    module, args, str(tmp), dynamo=False, input_names=names,
-                    output_names=["last_hidden_state"], opset_version=OPSET,
-                    dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
-                )
-            _fuse(tmp, heads=int(tm.model.config.num_attention_heads), hidden=tm.dimension)
-            os.replace(tmp, target)
-        except Exception as exc:  # the exporter raises many kinds; a failed export must not break ingest
-            tmp.unlink(missing_ok=True)
-            raise ModelLoadError(f"{model}: cannot export the model to ONNX: {exc}") from exc
-        remove_replaced(target)
-    return target
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # the exporter's notes on operators it rewrites
+            torch.onnx.export(
+                module, args, str(out), dynamo=False, input_names=names,
+                output_names=["last_hidden_state"], opset_version=OPSET,
+                dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]},
+            )
+        _fuse(out, heads=int(tm.model.config.num_attention_heads), hidden=tm.dimension)
+    except Exception as exc:  # the exporter raises many kinds; a failed export must not break ingest
+        raise ModelLoadError(f"{model}: cannot export the model to ONNX: {first_line(exc)}") from exc
 
 
 # The int8 graph: ONNX Runtime's dynamic quantisation of the fused fp32 graph (weights int8 per output channel,
@@ -119,36 +114,45 @@ def int8_graph_path(model: str) -> Path:
 
 
 def export_int8(model: str) -> Path:
-    """Quantise ``model``'s fp32 graph (exported first if missing) to the int8 graph unless it is there already;
-    ``ModelLoadError`` if that fails. The file appears whole or not at all."""
-    target = int8_graph_path(model)
-    if target.exists():
-        return target
+    """The path of ``model``'s int8 graph, quantised now from the fp32 graph (exported first if need be) unless a
+    whole one is cached; ``ModelLoadError`` naming the file and the reason if that fails."""
+    return made(int8_graph_path(model), lambda out: _quantise_to(model, out), owner(model))
+
+
+def _quantise_to(model: str, out: Path) -> None:
+    """Quantise ``model``'s fp32 graph into ``out``. The quantiser writes ``<input>-inferred.onnx`` beside its
+    input, a fixed name: it is given a link to the shared fp32 graph inside ``out``'s private folder, so that
+    makers in two processes (or a leftover of either) never meet there."""
     source = export(model)
-    with _EXPORT_LOCK:
-        if target.exists():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    private = out.with_name(source.name)
+    try:
+        os.link(source, private)
+    except OSError:  # another file system, or links refused: a copy then
+        shutil.copyfile(source, private)
+    try:
+        import logging
+
+        import onnx
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        # The quantiser notes each node on the root logger: quiet while it runs, and only then (left at ERROR,
+        # the root logger silenced every warning of the process after it, the cache's own included).
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(logging.ERROR)
         try:
-            import logging
-
-            import onnx
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            logging.getLogger("root").setLevel(logging.ERROR)  # the quantiser's notes on each node
-            quantize_dynamic(str(source), str(tmp), op_types_to_quantize=list(INT8_OPS),
+            quantize_dynamic(str(private), str(out), op_types_to_quantize=list(INT8_OPS),
                              per_channel=INT8_PER_CHANNEL, reduce_range=INT8_REDUCE_RANGE,
                              weight_type=QuantType.QInt8,
                              # the fused graph's com.microsoft operators defeat shape inference: their outputs
                              # are float
                              extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-            os.replace(tmp, target)
-        except Exception as exc:  # the quantiser raises many kinds; the fp32 graph still serves
-            tmp.unlink(missing_ok=True)
-            raise ModelLoadError(f"{model}: cannot quantise the ONNX graph to int8: {exc}") from exc
-        remove_replaced(target)
-    return target
+        finally:
+            root.setLevel(level)
+    except Exception as exc:  # the quantiser raises many kinds; the fp32 graph still serves
+        raise ModelLoadError(f"{model}: cannot quantise the ONNX graph to int8: {first_line(exc)}") from exc
+    finally:
+        private.unlink(missing_ok=True)
 
 
 def _fuse(path: Path, heads: int, hidden: int) -> None:
@@ -316,21 +320,27 @@ def query_encoder(model: str, pooling: str, params: dict[str, Any], threads: int
     export failing): the caller then embeds with torch."""
     if not serves(pooling, params):
         return None
-    return load(model, pooling, threads, export_missing, batch_size)
+    try:
+        return load(model, pooling, threads, export_missing, batch_size)
+    except ModelLoadError:
+        return None
 
 
 def load(model: str, pooling: str, threads: int | None, export_missing: bool = True,
          batch_size: int = _BATCH, precision: str = "fp32") -> OnnxEncoder | None:
-    """An ``OnnxEncoder`` on the model's graph, fp32 or ``int8`` (exported, or quantised, now if missing and
-    ``export_missing``), or ``None`` where there is no graph or it cannot be made or loaded. Whether this pooling
-    and process may use ONNX is the caller's question (:func:`serves`; ``encode/spec.py``)."""
+    """An ``OnnxEncoder`` on the model's graph, fp32 or ``int8`` (exported, or quantised, now if missing or
+    broken and ``export_missing``), or ``None`` where there is no whole graph and ``export_missing`` is false.
+    ``ModelLoadError`` naming the file and the reason where the graph cannot be made or loaded: the caller
+    decides whether another backend serves instead. Whether this pooling and process may use ONNX is the
+    caller's question (:func:`serves`; ``encode/spec.py``)."""
     int8 = precision == "int8"
     try:
-        path = int8_graph_path(model) if int8 else graph_path(model)
-        if not path.exists():
-            if not export_missing:
-                return None
-            path = export_int8(model) if int8 else export(model)
+        if export_missing:
+            path: Path | None = export_int8(model) if int8 else export(model)
+        else:
+            path = existing(int8_graph_path(model) if int8 else graph_path(model))
+        if path is None:
+            return None
         return OnnxEncoder(model, pooling, threads, path, batch_size, precision="int8" if int8 else "fp32")
-    except (ModelLoadError, OSError):
-        return None
+    except OSError as exc:
+        raise ModelLoadError(f"{model}: cannot load the ONNX graph: {first_line(exc)}") from exc

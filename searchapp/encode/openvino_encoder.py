@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from searchapp.encode.graph_cache import derived_path, remove_replaced
+from searchapp.encode.cached_file import made
+from searchapp.encode.graph_cache import derived_path, owner
 from searchapp.encode.onnx_encoder import GraphEncoder, can_run
-from searchapp.errors import ModelLoadError
+from searchapp.errors import ModelLoadError, first_line
 
 # 0 to ingest bf16 indexes with torch even where OpenVINO is installed. On by default: its dense nDCG@10 is within
 # 0.005 of fp32 on every visible split (the bar for a default; docs/performance.md).
@@ -32,7 +32,6 @@ _BATCH = 32
 _RECIPE = "eager-last-layer-1"
 # What writes the converted model: torch's tracer and OpenVINO's converter.
 CONVERT_TOOLS = ("torch", "openvino")
-_EXPORT_LOCK = threading.Lock()
 
 
 def enabled() -> bool:
@@ -57,38 +56,30 @@ def ir_path(model: str) -> Path:
 
 
 def convert(model: str) -> Path:
-    """Convert ``model``'s last layer to OpenVINO's IR (``.xml`` + ``.bin``) unless it is there; needs torch.
-    ``ModelLoadError`` if the conversion fails. The files appear whole or not at all (the ``.bin`` first)."""
-    target = ir_path(model)
-    if target.exists():
-        return target
-    with _EXPORT_LOCK:
-        if target.exists():
-            return target
+    """The path of ``model``'s last layer in OpenVINO's IR (``.xml`` + ``.bin``), converted now unless a whole one
+    is cached (encode/cached_file.py: both files checked, made again when broken, by one process at a time);
+    needs torch to convert. ``ModelLoadError`` naming the file and the reason if the conversion fails."""
+    return made(ir_path(model), lambda out: _convert_to(model, out), owner(model), companions=(".bin",))
+
+
+def _convert_to(model: str, out: Path) -> None:
+    """Convert ``model``'s last layer into ``out`` and the ``.bin`` beside it."""
+    try:
+        import warnings
+
         import openvino as ov
         import torch
 
         from searchapp.encode.transformer import TransformerModel
 
         module, _, sample = TransformerModel(model, precision="fp32", attention="eager").last_layer()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.xml")
-        try:
-            import warnings
-
-            with warnings.catch_warnings(), torch.inference_mode():
-                warnings.simplefilter("ignore")  # the tracer's notes
-                converted = ov.convert_model(module, example_input=sample)
-            # Full precision on disk (the bf16 hint decides at compile time); the inputs in this order.
-            ov.save_model(converted, str(tmp), compress_to_fp16=False)
-            os.replace(tmp.with_suffix(".bin"), target.with_suffix(".bin"))
-            os.replace(tmp, target)
-        except Exception as exc:  # the converter raises many kinds; a failed conversion must not break ingest
-            tmp.unlink(missing_ok=True)
-            tmp.with_suffix(".bin").unlink(missing_ok=True)
-            raise ModelLoadError(f"{model}: cannot convert the model for OpenVINO: {exc}") from exc
-        remove_replaced(target)
-    return target
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")  # the tracer's notes
+            converted = ov.convert_model(module, example_input=sample)
+        # Full precision on disk (the bf16 hint decides at compile time); the inputs in this order.
+        ov.save_model(converted, str(out), compress_to_fp16=False)
+    except Exception as exc:  # the converter raises many kinds; a failed conversion must not break ingest
+        raise ModelLoadError(f"{model}: cannot convert the model for OpenVINO: {first_line(exc)}") from exc
 
 
 class OpenVinoEncoder(GraphEncoder):
@@ -120,9 +111,9 @@ class OpenVinoEncoder(GraphEncoder):
 
 
 def load(model: str, pooling: str, threads: int | None, batch_size: int = _BATCH) -> OpenVinoEncoder | None:
-    """An ``OpenVinoEncoder`` (the model converted now if missing), or ``None`` where it cannot be converted or
-    compiled here: the caller then embeds with torch."""
+    """An ``OpenVinoEncoder`` (the model converted now if missing or broken); ``ModelLoadError`` naming the file and
+    the reason where it cannot be converted or compiled here: the caller then tries the next backend (torch)."""
     try:
         return OpenVinoEncoder(model, pooling, threads, convert(model), batch_size)
-    except (ModelLoadError, OSError):
-        return None
+    except OSError as exc:
+        raise ModelLoadError(f"{model}: cannot load the OpenVINO model: {first_line(exc)}") from exc

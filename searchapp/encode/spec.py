@@ -36,7 +36,7 @@ from searchapp.encode.catalog import DEFAULT_MODEL
 from searchapp.encode.device import check_device, device_class, resolve_device
 from searchapp.encode.encoder import LazyEncoder, TorchEncoder
 from searchapp.encode.precision import PRECISIONS, check_precision, native_bf16, resolve
-from searchapp.errors import ConfigError, ModelLoadError
+from searchapp.errors import ConfigError, ModelLoadError, first_line
 from searchapp.types import EncoderLike
 
 Purpose = Literal["ingest", "query"]
@@ -98,13 +98,20 @@ class EncoderSpec:
         return replace(self, precision=self.embeds_in, device="cpu", backends=backends)
 
     def build(self, purpose: Purpose = "ingest") -> EncoderLike:
-        """The encoder of the first backend that serves this spec for ``purpose`` and can be made here."""
+        """The encoder of the first backend that serves this spec for ``purpose`` and can be made here;
+        ``ModelLoadError`` where none can, with each one's reason (a broken cached graph names its file)."""
+        reasons = []
         for backend in self._candidates(purpose):
-            encoder = backend.make(self)
+            try:
+                encoder = backend.make(self)
+            except ModelLoadError as exc:  # the next backend may serve; the reason is said if none does
+                reasons.append(f"{backend.name}: {first_line(exc, 600)}")
+                continue
             if encoder is not None:
                 return encoder
+        why = f" ({'; '.join(reasons)})" if reasons else ""
         raise ModelLoadError(f"{self.model}: none of the encoder backends {', '.join(self._names())} can embed "
-                             f"with pooling '{self.pooling}' here")
+                             f"with pooling '{self.pooling}' here{why}")
 
     def query_encoder(self, ingest: EncoderLike) -> EncoderLike:
         """What embeds queries, given the ingest encoder built from this spec (a ``LazyEncoder`` is unwrapped):
@@ -114,7 +121,10 @@ class EncoderSpec:
         for backend in self._candidates("query"):
             if backend is first:
                 break
-            encoder = backend.make(self)
+            try:
+                encoder = backend.make(self)
+            except ModelLoadError:  # a preference only: the ingest encoder embeds queries too
+                continue
             if encoder is not None:
                 return encoder
         return ingest.loaded if isinstance(ingest, LazyEncoder) else ingest

@@ -4,12 +4,13 @@ found under SEARCHAPP_CACHE, else XDG_CACHE_HOME, else ~/.cache; a replaced file
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from searchapp.encode import graph_cache
+from searchapp.encode import cached_file, graph_cache
 from searchapp.encode.onnx_encoder import graph_path
 from searchapp.encode.openvino_encoder import ir_path
 from searchapp.paths import cache_root
@@ -83,25 +84,46 @@ def test_a_files_digest_is_remembered_until_the_file_changes(cache: Path, tmp_pa
     assert graph_cache.model_digest(str(model)) == graph_cache.model_digest(str(model))
 
 
+def recorded(path: Path, owner: str) -> Path:
+    """``path`` written with a manifest naming ``owner`` as the install that wrote it."""
+    path.write_bytes(b"x")
+    path.with_name(path.name + cached_file.MANIFEST).write_text(json.dumps({"files": {}, "owner": owner}))
+    return path
+
+
 def test_a_replaced_file_is_removed_and_nothing_else(cache: Path, tmp_path: Path) -> None:
+    """Only this install's older keys of the same model and kind go: not another install's (its manifest names
+    another owner), not an unrecorded file, not another model's, a temporary file or a name without a key."""
     onnx = cache / "onnx"
     onnx.mkdir(parents=True)
-    old, new = onnx / "mini-0123456789abcdef.onnx", onnx / "mini-fedcba9876543210.onnx"
-    kept = [onnx / "mini-v2-0123456789abcdef.onnx", onnx / "mini-fedcba9876543210.onnx.77.tmp",
-            onnx / "other-0123456789abcdef.onnx", onnx / "mini-notakey.onnx"]
-    for f in [old, new, *kept]:
-        f.write_bytes(b"x")
-    assert graph_cache.remove_replaced(new) == [old]
-    assert sorted(p.name for p in onnx.iterdir()) == sorted(p.name for p in [new, *kept])
+    old = recorded(onnx / "mini-0123456789abcdef.onnx", "me")
+    new = recorded(onnx / "mini-fedcba9876543210.onnx", "me")
+    kept = [recorded(onnx / "mini-1111111111111111.onnx", "another install"),
+            recorded(onnx / "mini-v2-0123456789abcdef.onnx", "me"),
+            recorded(onnx / "other-0123456789abcdef.onnx", "me")]
+    for name in ("mini-2222222222222222.onnx", "mini-fedcba9876543210.onnx.77.tmp", "mini-notakey.onnx"):
+        (onnx / name).write_bytes(b"x")
+    before = {p.name for p in onnx.iterdir()}
+    assert cached_file.remove_replaced(new, "me") == [old, old.with_name(old.name + cached_file.MANIFEST)]
+    assert {p.name for p in onnx.iterdir()} == before - {old.name, old.name + cached_file.MANIFEST}
+    assert all(p.exists() for p in kept)
     ov = cache / "openvino"
     ov.mkdir()
-    files = {name: ov / name for name in ("m-0123456789abcdef.xml", "m-0123456789abcdef.bin",
-                                          "m-fedcba9876543210.xml", "m-fedcba9876543210.bin")}
-    for f in files.values():
-        f.write_bytes(b"x")
-    removed = graph_cache.remove_replaced(files["m-fedcba9876543210.xml"])
-    assert sorted(p.name for p in removed) == ["m-0123456789abcdef.bin", "m-0123456789abcdef.xml"]
-    assert sorted(p.name for p in ov.iterdir()) == ["m-fedcba9876543210.bin", "m-fedcba9876543210.xml"]
+    for key in ("0123456789abcdef", "fedcba9876543210"):
+        recorded(ov / f"m-{key}.xml", "me")
+        (ov / f"m-{key}.bin").write_bytes(b"x")
+    removed = cached_file.remove_replaced(ov / "m-fedcba9876543210.xml", "me", companions=(".bin",))
+    assert sorted(p.name for p in removed) == ["m-0123456789abcdef.bin", "m-0123456789abcdef.xml",
+                                               "m-0123456789abcdef.xml.manifest"]
+    assert sorted(p.name for p in ov.iterdir()) == ["m-fedcba9876543210.bin", "m-fedcba9876543210.xml",
+                                                    "m-fedcba9876543210.xml.manifest"]
+
+
+def test_two_installs_or_models_have_their_own_owner(tmp_path: Path) -> None:
+    first = fake_model(tmp_path / "install-a" / "mini")
+    second = fake_model(tmp_path / "install-b" / "mini")
+    assert graph_cache.owner(str(first)) == graph_cache.owner(str(first))
+    assert graph_cache.owner(str(first)) != graph_cache.owner(str(second))
 
 
 def test_the_cache_folder_follows_searchapp_cache_then_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
