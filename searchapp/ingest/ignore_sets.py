@@ -31,9 +31,9 @@ from searchapp.ingest.wildmatch import Pattern, lines, parse
 MAX_PATTERN_CHARS = 4096
 # The bytes of lines compiled into one RE2 set; at most two sets a part. Larger parts are fewer searches a path;
 # RE2 compiles this many bytes of realistic patterns within its memory bound (a hostile part is halved).
-PART_BYTES = 32_000
-# RE2's memory bound a set (program and DFA states; RE2's default).
-SET_MEMORY = 8 << 20
+PART_BYTES = 16_000
+# RE2's memory bound a set (its program and DFA states): what a hostile set can hold, searches past it slower.
+SET_MEMORY = 2 << 20
 # The patterns kept compiled between walks, over all the files kept (each file counts one more): twice what one walk
 # may compile (ingest/ignore.MAX_PATTERNS).
 KEPT_PATTERNS = 40_000
