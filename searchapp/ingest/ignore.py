@@ -5,33 +5,37 @@ Read, without running git (it may be absent): the ``.gitignore`` and ``.ignore``
 same folder), those of the folders above the root up to the top of the git repository the root lies in, that
 repository's ``info/exclude``, and the global excludes file (``core.excludesFile`` in git's config files, else
 ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``). A deeper folder's file decides before a shallower
-one's, then ``info/exclude``, then the global file; within one file the last matching pattern decides, negations
-and directory-only patterns as pathspec's ``GitIgnoreSpec`` reads them. ``.gitignore`` files apply outside a git
-repository too (a folder copied out of one keeps its rules). The folder being ingested is read even where the rules
-above it ignore it (named explicitly, as ripgrep reads a path it is given): those rules are then not used.
+one's, then ``info/exclude``, then the global file; within one file the last matching pattern decides. A folder
+an ignore file leaves out is not entered, so nothing under it can be re-included, as git does. Lines and patterns
+are read as git reads them, byte for byte (``ingest/wildmatch.py``: negations, directory-only and anchored
+patterns, ``**``, brackets and POSIX classes, escapes, lines ended by ``\n`` alone); the walk leaves out exactly
+what ``git ls-files -o --exclude-standard`` does (tests/integration/test_ignore_parity.py). ``.gitignore`` files
+apply outside a git repository too (a folder copied out of one keeps its rules). The folder being ingested is read
+even where the rules above it ignore it (named explicitly, as ripgrep reads a path it is given): those rules are
+then not used.
 
 Ignore files are untrusted text (a downloaded repository's): each is read up to :data:`MAX_FILE_BYTES` (the rest
 is not used, said in one warning), one walk compiles at most :data:`MAX_PATTERNS` patterns in all, a pattern longer
-than any path (:data:`MAX_PATTERN_CHARS`) is dropped, and patterns are matched by RE2 (pathspec's ``re2`` backend):
-an automaton, linear in the path whatever the pattern (Python's backtracking ``re`` takes minutes on ``*a*a*a*a*b``
-against a long name), compiled in parts small enough for RE2's memory bound (within a part the last matching
-pattern decides as ``GitIgnoreSpec`` decides; across parts, the last part with a match: the same answer but where a
-file of more than about 8,000 characters mixes directory and file matches of one path across them); a part RE2
-still cannot compile is compiled in halves, a single pattern it cannot compile dropped with a warning.
+than any path (:data:`MAX_PATTERN_CHARS` bytes) is dropped, and patterns are matched by RE2 sets
+(``ingest/ignore_sets.py``): automata, linear in the path whatever the pattern (Python's backtracking ``re`` takes
+minutes on ``*a*a*a*a*b`` against a long name), compiled within RE2's memory bound and kept between walks (a
+watcher walks at every change). A path is decided by walking its folders once: each folder's own rules and verdict
+are kept, so a watcher's event deep in a tree costs one decision, its levels tried each on the path's last name
+and, only where a pattern could match it, its path.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
-import re2
-from pathspec import GitIgnoreSpec
-from pathspec.patterns.gitignore import GitIgnorePatternError
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+from searchapp.ingest.ignore_sets import MAX_PATTERN_CHARS, Compiled, compiled
+
+__all__ = ["IGNORE_FILES", "MAX_FILE_BYTES", "MAX_PATTERNS", "MAX_PATTERN_CHARS", "Chain", "Ignores", "Level",
+           "Rules", "config_value", "decide", "excludes_file", "ignore_scope", "read_bounded", "repository"]
 
 # The ignore files of a folder, in the order they decide (ripgrep gives .ignore precedence over .gitignore).
 IGNORE_FILES = (".ignore", ".gitignore")
@@ -39,14 +43,8 @@ IGNORE_FILES = (".ignore", ".gitignore")
 INFO_EXCLUDE = ("info", "exclude")
 # The most of one ignore file (or git config file) read: a real one is a few kilobytes.
 MAX_FILE_BYTES = 2**20
-# The most patterns one walk compiles, over all its ignore files (about 2 s and 40 MB of compiled patterns per
-# 10,000 here); a real repository has hundreds.
+# The most patterns one walk compiles, over all its ignore files; a real repository has hundreds.
 MAX_PATTERNS = 20_000
-# No path is longer (Linux's PATH_MAX), so no longer pattern could match one.
-MAX_PATTERN_CHARS = 4096
-# Patterns are compiled in parts of at most this many characters of lines: RE2's default memory bound (8 MiB) takes
-# about 16,000 of realistic patterns (400 of 40 characters), refusing more (and a hostile few: "*a" 2,000 times).
-PART_CHARS = 8000
 
 # (path of an ignore file, a warning about it): a file read in part, or not read.
 Warn = Callable[[str, str], None]
@@ -54,20 +52,10 @@ Warn = Callable[[str, str], None]
 
 @dataclass(frozen=True)
 class Rules:
-    """One ignore file's patterns, compiled: ``specs`` in the file's order (one spec, unless RE2 needed the
-    patterns in parts; then the last part that matches decides)."""
+    """One ignore file's patterns, compiled (``ingest/ignore_sets.py``)."""
 
     source: str
-    specs: tuple[GitIgnoreSpec, ...]
-
-    def decide(self, relative: str) -> bool | None:
-        """``True``: ignored; ``False``: a negation re-includes it; ``None``: no pattern matches ``relative`` (POSIX,
-        relative to the folder of the file, ending in ``/`` for a folder)."""
-        for spec in reversed(self.specs):
-            found = spec.check_file(relative).include
-            if found is not None:
-                return found
-        return None
+    compiled: Compiled
 
 
 @dataclass(frozen=True)
@@ -77,24 +65,63 @@ class Level:
     folder: str
     rules: tuple[Rules, ...]
 
+    @cached_property
+    def start(self) -> int:
+        """Where a path under ``folder`` (as bytes) starts to be its own: after the folder and its slash."""
+        return len(_bytes(self.folder.rstrip(os.sep))) + 1
 
-def decide(levels: Sequence[Level], path: str, is_dir: bool) -> bool:
-    """The one rule: whether ``path`` (absolute, under every level's folder) is ignored by ``levels`` (outermost
-    first): the deepest level with a matching pattern decides. The folders above ``path`` are not looked at: a walk
-    does not enter an ignored folder (:meth:`Ignores.ignores` decides each one on the way)."""
-    for level in reversed(levels):
-        relative = _relative(path, level.folder) + ("/" if is_dir else "")
+    @cached_property
+    def slashes(self) -> int:
+        """The slashes of a path under ``folder`` up to its own part."""
+        return _bytes(self.folder.rstrip(os.sep)).count(b"/") + 1
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The levels in force in a folder, deepest first: its own (``None``: it has no ignore file), then those of the
+    folder above (a walk's folders share the chains above them: a deep tree costs a node a folder)."""
+
+    level: Level | None
+    up: Chain | None
+
+    def levels(self) -> Iterator[Level]:
+        chain: Chain | None = self
+        while chain is not None:
+            if chain.level is not None:
+                yield chain.level
+            chain = chain.up
+
+
+def _chain(levels: Sequence[Level]) -> Chain | None:
+    chain = None
+    for level in levels:
+        chain = Chain(level, chain)
+    return chain
+
+
+def decide(levels: Sequence[Level] | Chain | None, path: str, is_dir: bool) -> bool:
+    """The one rule, git's: whether ``path`` (absolute, under every level's folder) is ignored by ``levels``
+    (outermost first, or a :class:`Chain`): the deepest level with a matching pattern decides, within it the first
+    file (``.ignore`` before ``.gitignore``) with one, within that file its last matching pattern. The folders
+    above ``path`` are not looked at: a walk does not enter an ignored folder (:meth:`Ignores.ignores` decides each
+    one on the way)."""
+    chain = _chain(levels) if isinstance(levels, Sequence) else levels
+    if chain is None:
+        return False
+    raw = _bytes(path)
+    name = raw[raw.rfind(b"/") + 1:]
+    depth = raw.count(b"/")
+    for level in chain.levels():
         for rules in level.rules:
-            found = rules.decide(relative)
+            found = rules.compiled.decide(raw, level.start, name, depth - level.slashes, is_dir)
             if found is not None:
                 return found
     return False
 
 
-def _relative(path: str, folder: str) -> str:
-    relative = path[len(folder.rstrip(os.sep)) + 1:].replace(os.sep, "/")
-    # A name that is not UTF-8 (kept by Python as surrogates) cannot reach RE2 as it is.
-    return relative.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+def _bytes(path: str) -> bytes:
+    """``path`` as the bytes git matches (a name that is not UTF-8 as it is on disk), ``/``-separated."""
+    return os.fsencode(path if os.sep == "/" else path.replace(os.sep, "/"))
 
 
 def ignore_scope(path: str) -> str | None:
@@ -119,7 +146,9 @@ class Ignores:
         self.warn = warn
         self.budget = MAX_PATTERNS
         self._own_levels: dict[str, Level | None] = {}  # each folder's own level, read once
-        self._current: list[Level] = []  # the levels in force in the folder a walk entered last
+        # Each folder entered or looked up: the levels in force in it, or None where it (or one above) is ignored.
+        self._chains: dict[str, Chain | None] = {}
+        self._current: Chain | None = None  # the levels in force in the folder a walk entered last
         top, git_dir = repository(root)
         base = top or root
         outer: list[Level] = []
@@ -130,13 +159,14 @@ class Ignores:
             outer += [found] if found else []
         if top is not None:
             folder = top
-            for part in _relative(root, top).split("/") if root != top else ():
+            for part in os.path.relpath(root, top).split(os.sep) if root != top else ():
                 found = self._level(folder, [os.path.join(folder, name) for name in IGNORE_FILES])
                 outer += [found] if found else []
                 folder = os.path.join(folder, part)
         if outer and root != base and decide(outer, root, True):
             outer = []  # named explicitly: read, and the rules that would leave it out are not used
         self.outer = outer
+        self._above = _chain(outer)
 
     # -- a walk, folder by folder (os.walk's order: each folder after the one holding it) ------------------------
 
@@ -146,38 +176,39 @@ class Ignores:
         if folder not in self._own_levels:
             self._own_levels[folder] = self._level(folder, [os.path.join(folder, n) for n in IGNORE_FILES
                                                             if n in names])
-        chain = []
-        current = folder
-        while True:  # up to the root: the walk spells every folder under it
-            if (own := self._own(current)) is not None:
-                chain.append(own)
-            parent = os.path.dirname(current)
-            if current == self.root or parent == current:
-                break
-            current = parent
-        self._current = [*self.outer, *reversed(chain)]
+        above = self._above if folder == self.root else self._chains.get(os.path.dirname(folder), self._above)
+        self._current = self._chains[folder] = Chain(self._own_levels[folder], above)
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         """Whether the walk leaves out ``path``, an entry of the folder it entered last."""
-        return bool(self._current) and decide(self._current, path, is_dir)
+        return self._current is not None and decide(self._current, path, is_dir)
 
     # -- a path looked up (a watcher's events), each folder on the way decided as a walk would ---------------------
 
     def ignores(self, path: str) -> bool:
         """Whether ``path`` (absolute, under the root; existing or not) or a folder between the root and it is
-        ignored."""
-        levels = list(self.outer)
-        folder = self.root
-        parts = _relative(path, self.root).split("/") if path != self.root else []
-        for i, part in enumerate(parts):
-            if (own := self._own(folder)) is not None:
-                levels.append(own)
-            entry = os.path.join(folder, part)
-            last = i == len(parts) - 1
-            if decide(levels, entry, not last or os.path.isdir(entry)):
-                return True
-            folder = entry
-        return False
+        ignored. The folders on the way are decided once each and kept: the next path under them costs its own
+        decision only."""
+        if path == self.root:
+            return False
+        folder = os.path.dirname(path)
+        chain = self._chain_of(folder)
+        return chain is None or decide(chain, path, os.path.isdir(path))
+
+    def _chain_of(self, folder: str) -> Chain | None:
+        """The levels in force in ``folder`` (at or under the root), ``None`` where it or a folder above is ignored:
+        the nearest folder known, then each folder below it decided and kept, top down."""
+        missing = []
+        while folder not in self._chains and folder != self.root and os.path.dirname(folder) != folder:
+            missing.append(folder)
+            folder = os.path.dirname(folder)
+        chain = self._chains[folder] if folder in self._chains else Chain(self._own(folder), self._above)
+        self._chains[folder] = chain
+        for below in reversed(missing):
+            if chain is not None:
+                chain = None if decide(chain, below, True) else Chain(self._own(below), chain)
+            self._chains[below] = chain
+        return chain
 
     def _own(self, folder: str) -> Level | None:
         if folder not in self._own_levels:
@@ -191,78 +222,25 @@ class Ignores:
         return Level(folder, rules) if rules else None
 
     def _rules(self, path: str) -> Rules | None:
-        """The patterns of the ignore file at ``path`` compiled, within the walk's budget; ``None`` where there is
-        no such file (or no pattern in it)."""
+        """The patterns of the ignore file at ``path`` compiled (or kept from an earlier walk), within the walk's
+        budget; ``None`` where there is no such file (or no pattern in it)."""
         notes: list[str] = []
-        text = read_bounded(path, notes)
-        if text is None:
+        data = read_bytes(path, notes)
+        if data is None:
             self._say(path, notes)
             return None
-        # Each line once, where it last stands: an earlier copy of a line never decides (the later one matches the
-        # same paths), so a file of one line repeated costs one pattern.
-        patterns: dict[str, GitIgnoreSpecPattern] = {}
-        lines = text.removeprefix("\ufeff").splitlines()
-        with warnings.catch_warnings():
-            # Python's re warns of a "possible nested set" for a pattern holding "[[": a pattern is no code here.
-            warnings.simplefilter("ignore", FutureWarning)
-            for number, line in enumerate(lines):
-                if not line.strip() or line.startswith("#") or len(line) > MAX_PATTERN_CHARS:
-                    continue
-                if line in patterns:
-                    patterns[line] = patterns.pop(line)
-                    continue
-                if len(patterns) >= self.budget:
-                    notes.append(f"only its first {number:,} lines are used: the ignore files of one folder "
-                                 f"may hold {MAX_PATTERNS:,} patterns in all")
-                    break
-                try:
-                    pattern = GitIgnoreSpecPattern(line)
-                except (GitIgnorePatternError, ValueError):
-                    continue  # git ignores a malformed pattern (an unclosed bracket, say) without a word
-                if pattern.include is not None:
-                    patterns[line] = pattern
-        self.budget -= len(patterns)
-        specs = tuple(spec for part in _parts(patterns) for spec in _compile(part))
-        if (dropped := len(patterns) - sum(len(s.patterns) for s in specs)) > 0:
-            notes.append(f"{dropped:,} patterns too complex for the matcher's memory bound are not used")
-        self._say(path, notes)
-        return Rules(path, specs) if specs else None
+        made = compiled(data, self.budget, MAX_PATTERNS)
+        self.budget -= made.used
+        self._say(path, [*notes, *made.notes])
+        return Rules(path, made) if made.parts else None
 
     def _say(self, path: str, notes: list[str]) -> None:
         if notes and self.warn is not None:
             self.warn(path, f"ignore file: {'; '.join(notes)}")
 
 
-def _parts(patterns: dict[str, GitIgnoreSpecPattern]) -> list[list[GitIgnoreSpecPattern]]:
-    """The patterns (by their lines) in consecutive parts of at most :data:`PART_CHARS` characters of lines (a
-    longer line alone), each of which RE2 compiles within its memory bound but for hostile patterns."""
-    parts: list[list[GitIgnoreSpecPattern]] = []
-    size = PART_CHARS
-    for line, pattern in patterns.items():
-        if size + len(line) > PART_CHARS:
-            parts.append([])
-            size = 0
-        parts[-1].append(pattern)
-        size += len(line)
-    return parts
-
-
-def _compile(patterns: list[GitIgnoreSpecPattern]) -> list[GitIgnoreSpec]:
-    """``patterns`` as RE2 pattern sets, in order: one, or halves where RE2 cannot compile them within its memory
-    bound (a few thousand patterns); a single pattern it cannot compile is dropped."""
-    if not patterns:
-        return []
-    try:
-        return [GitIgnoreSpec(patterns, backend="re2")]
-    except re2.error:
-        if len(patterns) == 1:
-            return []
-        half = len(patterns) // 2
-        return _compile(patterns[:half]) + _compile(patterns[half:])
-
-
-def read_bounded(path: str, notes: list[str], limit: int = MAX_FILE_BYTES) -> str | None:
-    """The text of the regular file at ``path``, its first ``limit`` bytes at most (to the last whole line, said in
+def read_bytes(path: str, notes: list[str], limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """The bytes of the regular file at ``path``, its first ``limit`` at most (to the last whole line, said in
     ``notes``); ``None`` where there is none (or it cannot be read: said in ``notes``). Opened without blocking: a
     FIFO or device put in an ignore file's place is not read."""
     try:
@@ -285,7 +263,13 @@ def read_bounded(path: str, notes: list[str], limit: int = MAX_FILE_BYTES) -> st
     if len(data) > limit:
         data = data[: data.rfind(b"\n", 0, limit) + 1]
         notes.append(f"larger than {limit // 1024:,} KiB: only the lines in its first {limit // 1024:,} KiB are used")
-    return data.decode("utf-8", "replace")
+    return data
+
+
+def read_bounded(path: str, notes: list[str], limit: int = MAX_FILE_BYTES) -> str | None:
+    """:func:`read_bytes` decoded as UTF-8 (an invalid byte replaced): a git config file's text."""
+    data = read_bytes(path, notes, limit)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def repository(folder: str) -> tuple[str | None, str | None]:
