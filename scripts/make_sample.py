@@ -21,7 +21,10 @@ DESCRIPTION = """The bundled sample: a small folder to try searchapp on, this pr
 documentation in five formats, made by scripts/make_sample.py.
 
     searchapp ingest data/sample
-    searchapp query "how are passages split?"
+    searchapp query "your question"
+
+Ask it what the documents say: how files become passages, what the cache
+holds, which options a query takes, what the search page shows.
 
 README.txt       this description (plain text)
 architecture.md  docs/architecture.md: how searchapp is built (Markdown)

@@ -159,8 +159,7 @@ class Index:
     # -- parts --------------------------------------------------------------------------------------------
 
     def _encoder_spec(self) -> EncoderSpec:
-        """What this index embeds with: its model and pooling, this process's precision, batch size, threads and
-        device."""
+        """What this index embeds with: its model and pooling, this process's precision, batch, threads, device."""
         c = self.config
         return EncoderSpec(c.model, c.pooling, c.pooling_params, self._precision, self._batch_size, self._threads,
                            device=self._device)
@@ -346,9 +345,11 @@ class Index:
         """The named collections (``ingest(..., collection=NAME)``) with their descriptions and counts, by name."""
         return collection_listing(self.stores)
 
-    def documents(self) -> list[DocumentListing]:
-        """Every indexed document with its passage count, by path (or text id)."""
-        return document_listing(self.stores)
+    def documents(self, offset: int = 0, limit: int | None = None,
+                  collection: str | None = None) -> list[DocumentListing]:
+        """The documents with their passage counts and collections, by path (or text id): a page (``offset``,
+        ``limit``), of ``collection`` only where named (reports.document_listing)."""
+        return document_listing(self.stores, offset, limit, collection)
 
     def export(self, vectors: bool = False) -> Iterator[ExportedDocument | ExportedPassage]:
         """Everything the index holds, streamed from one snapshot: every document (by path, or text id), then

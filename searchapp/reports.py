@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from searchapp.collection import descriptions
+from searchapp.collection import descriptions, of_metadata
 from searchapp.config import IndexConfig
 from searchapp.encode.provenance import Provenance
+from searchapp.filters import Filter
+from searchapp.setting import whole
 from searchapp.store.base import Stores
 
 # What ``status`` shows of the settings, under their flat names (docs/cli.md).
@@ -35,13 +38,14 @@ class IndexStats:
     facts: Mapping[str, object] = field(default_factory=dict)  # the backend's own (store/base.Stores.facts)
     vectors_device: tuple[str, ...] = ()  # the device classes they were embedded on (empty: not recorded)
     vectors_encoder: tuple[str, ...] = ()  # the encoder backends that embedded them (empty: not recorded)
+    collections: tuple[str, ...] = ()  # the named collections it holds, by name
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
         flat = self.config.to_flat()
         return {
             "path": self.path, "documents": self.documents, "passages": self.passages,
-            **{name: flat[name] for name in _STATUS_SETTINGS},
+            "collections": list(self.collections), **{name: flat[name] for name in _STATUS_SETTINGS},
             "vector_index": self.vector_index, **{name: flat[name] for name in _STATUS_RULE},
             "disk_bytes": self.disk_bytes, "backend": self.backend,
             "vectors_precision": "+".join(self.vectors_precision) or None,
@@ -65,11 +69,12 @@ class DocumentListing:
     size: int
     mtime: float
     indexed_at: float | None = None
+    collection: str | None = None  # the named collection it is in, if any
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
         return {"path": self.path, "source": self.source, "title": self.title, "passages": self.passages,
-                "size": self.size, "mtime": self.mtime, "indexed_at": self.indexed_at}
+                "size": self.size, "mtime": self.mtime, "indexed_at": self.indexed_at, "collection": self.collection}
 
 
 def index_stats(stores: Stores, config: IndexConfig, path: str) -> IndexStats:
@@ -80,15 +85,24 @@ def index_stats(stores: Stores, config: IndexConfig, path: str) -> IndexStats:
         path=path, documents=docs, passages=passages, config=config, vector_index=stores.vector_kind(),
         disk_bytes=stores.disk_bytes(), backend=stores.backend, vectors_precision=made.precision,
         vectors_device=made.device, vectors_encoder=made.encoder, facts=stores.facts(),
+        collections=tuple(sorted(stores.collection_counts())),
     )
 
 
-def document_listing(stores: Stores) -> list[DocumentListing]:
-    """Every document in ``stores`` with its passage count, by path (or text id)."""
+def document_listing(stores: Stores, offset: int = 0, limit: int | None = None,
+                     collection: str | None = None) -> list[DocumentListing]:
+    """The documents in ``stores`` with their passage counts, by path (or text id): from the ``offset``-th, at most
+    ``limit`` (all without), of ``collection`` only where one is named (one it does not hold: ``ConfigError``
+    listing those it holds)."""
+    whole("offset", offset)
+    if limit is not None:
+        whole("limit", limit, ge=1)
+    if collection is not None:
+        stores.check_held(Filter(collection=collection))
     return [
-        DocumentListing(path=key, source=doc.source, title=doc.title, passages=doc.n_passages, size=doc.size,
-                        mtime=doc.mtime, indexed_at=doc.indexed_at)
-        for key, doc in sorted(stores.documents().items())
+        DocumentListing(path=doc.path, source=doc.source, title=doc.title, passages=doc.n_passages, size=doc.size,
+                        mtime=doc.mtime, indexed_at=doc.indexed_at, collection=of_metadata(json.loads(doc.metadata)))
+        for doc in stores.document_page(offset, limit, collection)
     ]
 
 

@@ -157,8 +157,9 @@ class Setting:
         try:
             if self.choices:
                 if value not in self.names():
-                    raise ConfigError(f"unknown {self.label or self.name} {value!r}: use one of "
-                                      f"{', '.join(self.names())}")
+                    names = self.names()
+                    raise ConfigError(f"unknown {self.label or self.name} {value!r}: "
+                                      + (f"use {names[0]}" if len(names) == 1 else f"use one of {', '.join(names)}"))
             elif self.number() is int:  # a whole number is bounded whether or not its declaration says so
                 whole(self.label or self.name, value, int(self.ge if self.ge is not None else -MAX_WHOLE - 1),
                       int(self.le if self.le is not None else MAX_WHOLE))

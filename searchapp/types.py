@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from searchapp.clean import clean_text
+from searchapp.lines import breaks
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: importing numpy costs a one-shot command ~0.15 s
 
 
 @dataclass(frozen=True)
@@ -148,9 +150,30 @@ class Hit:
     # "fused", "rerank"), in stage order; empty from an older server.
     scores: Mapping[str, float] = field(default_factory=dict)
 
+    # The document's line holding the first query word the snippet marks (the snippet's first line where it marks
+    # none): where an editor should open, as ``grep -n`` reports a match. ``None`` where ``line`` is.
+    match_line: int | None = field(default=None, init=False)
+
     def __post_init__(self) -> None:
         if not self.clean_text:
             object.__setattr__(self, "clean_text", clean_text(self.text))
+        if self.line is not None:
+            object.__setattr__(self, "match_line", self.line + breaks(self.text[: self._match_offset()]))
+
+    def _match_offset(self) -> int:
+        """Where, in ``text``, the line with the most distinct query words the snippet marks begins (the first
+        such line; the snippet's start where it marks none)."""
+        snip = self.snippet
+        if snip is None:
+            return 0
+        if not snip.highlights:
+            return max(0, snip.start - self.start)
+        words: dict[int, set[str]] = {}
+        for s, e in snip.highlights:
+            at, end = max(0, s - self.start), max(0, e - self.start)
+            first = max(self.text.rfind("\n", 0, at), self.text.rfind("\r", 0, at)) + 1
+            words.setdefault(first, set()).add(self.text[at:end].casefold())
+        return max(words, key=lambda first: (len(words[first]), -first))
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -170,6 +193,7 @@ class Hit:
             "column": self.column,
             "end_line": self.end_line,
             "end_column": self.end_column,
+            "match_line": self.match_line,
             "text": self.text,
             "clean_text": self.clean_text,
             "metadata": dict(self.metadata),
@@ -184,6 +208,7 @@ class Hit:
         """A hit from its JSON form (:meth:`to_dict`, or an HTTP response's); fields it does not know are an
         error, fields it lacks (a server older than them) take their defaults."""
         fields_ = dict(data)
+        fields_.pop("match_line", None)  # derived from the others
         if fields_.get("snippet") is not None:
             fields_["snippet"] = Snippet.from_dict(fields_["snippet"])
         if fields_.get("explain") is not None:
@@ -261,6 +286,8 @@ class ExportedPassage:
                                   "start": self.start, "end": self.end, "text": self.text}
         if self.vector is not None:
             # float32 -> the double of the same value: reads back to the identical float32.
+            import numpy as np
+
             row["vector"] = self.vector.astype(np.float32).tolist()
         return row
 

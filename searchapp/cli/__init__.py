@@ -20,7 +20,10 @@ from searchapp.cli import (
     show_command,
     watch_command,
 )
+from searchapp.cli import help as _help
 from searchapp.cli.common import reserve_standard_descriptors, run
+
+_help.apply()
 
 app = typer.Typer(
     no_args_is_help=True,

@@ -52,6 +52,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout (see
 READ_PANEL = "What to read"
 MODEL_PANEL = "Model and passages (fixed when an index is made)"
 RUN_PANEL = "Where and how fast"
+# The hybrid ranking's settings (query/fusion.py), apart from what a search asks: tuned once, by `searchapp tune`.
+RANKING_PANEL = "Advanced ranking (default: the index's; searchapp tune chooses them)"
 
 # The encoder (fixed when an index is created).
 ModelOpt = Annotated[
@@ -337,7 +339,7 @@ def fusion_options(only: tuple[str, ...] | None = None) -> Callable[[Callable[..
                 annotation=Annotated[
                     s.kind | None,
                     typer.Option(_fusion_option(s.name), help=f"{s.text(s.help)} (default: the index's).",
-                                 min=s.ge, max=s.upper()),
+                                 min=s.ge, max=s.upper(), rich_help_panel=RANKING_PANEL),
                 ],
             )
             for s in chosen

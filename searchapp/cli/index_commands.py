@@ -52,6 +52,8 @@ def status(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
             for warning in value:  # type: ignore[attr-defined]
                 say(f"{'warning':>15}: {warning}")
             continue
+        if key == "collections":
+            value = ", ".join(value) or "-"  # type: ignore[arg-type]
         sized = key in ("disk_bytes", "cache_bytes") and isinstance(value, int)
         say(f"{key:>15}: {human_size(int(value)) if sized else value}")
 
@@ -76,24 +78,34 @@ def remove(
     say(f"removed {len(removed)}")
 
 
-def documents(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:
-    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed and
-    when it was indexed."""
+def documents(
+    index: IndexOpt = DEFAULT_INDEX,
+    collection: Annotated[str | None, typer.Option(
+        help="Only the documents of this named collection (`searchapp collections` lists them).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the indexed documents: path (or text id), source, passages, size, modification time when indexed,
+    when it was indexed and its collection."""
     import datetime
 
     from searchapp.index import Index
 
     with errors(), Index(index) as ix:
-        docs = ix.documents()
+        docs = ix.documents(collection=collection)
     if as_json:
         emit_json({"documents": [d.to_dict() for d in docs]})
         return
-    say(f"{'passages':>8}  {'size':>10}  {'modified':>16}  {'indexed':>16}  {'source':<4}  path")
+    named = any(d.collection is not None for d in docs)
+    width = max([len("collection")] + [len(d.collection or "-") for d in docs]) if named else 0
+    say(f"{'passages':>8}  {'size':>10}  {'modified':>16}  {'indexed':>16}  "
+        + (f"{'collection':<{width}}  " if named else "") + "source  path")
     for d in docs:
         when = datetime.datetime.fromtimestamp(d.mtime).strftime("%Y-%m-%d %H:%M") if d.mtime else "-"
         indexed = (datetime.datetime.fromtimestamp(d.indexed_at).strftime("%Y-%m-%d %H:%M")
                    if d.indexed_at is not None else "-")
-        say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {shown_key(d.path, d.source)}")
+        group = f"{d.collection or '-':<{width}}  " if named else ""
+        say(f"{d.passages:>8}  {human_size(d.size):>10}  {when:>16}  {indexed:>16}  {group}"
+            f"{shown_key(d.path, d.source)}")
 
 
 def collections(index: IndexOpt = DEFAULT_INDEX, as_json: JsonOpt = False) -> None:

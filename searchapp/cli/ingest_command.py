@@ -34,6 +34,7 @@ from searchapp.cli.common import (
     errors,
     say,
 )
+from searchapp.cli.help import examples
 from searchapp.cli.progress import IngestProgress
 from searchapp.setting import DEFAULT_FILE_MB, MAX_GPUS_PER_ACTOR, MAX_THREADS
 
@@ -44,7 +45,11 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     """Add ``ingest`` to ``app``."""
-    app.command()(ingest)
+    app.command(epilog=examples(
+        "searchapp ingest ./docs",
+        "searchapp ingest ./api --collection api --description 'The HTTP API reference'",
+        "searchapp ingest ./docs --exclude 'changelog*' --json",
+    ))(ingest)
 
 
 def ingest(

@@ -18,6 +18,7 @@ from searchapp.cli.common import (
     fusion_options,
     search_options,
 )
+from searchapp.cli.help import examples
 from searchapp.cli.render import render_hits
 from searchapp.errors import SearchappError
 from searchapp.filters import Filter
@@ -27,7 +28,11 @@ from searchapp.paths import own_path
 
 def register(app: typer.Typer) -> None:
     """Add ``query`` to ``app``."""
-    app.command()(query)
+    app.command(epilog=examples(
+        "searchapp query how do I rotate the signing keys",
+        "searchapp query 'signing keys' -k 5 --collection guides",
+        "searchapp query SESSION_COOKIE_SECURE --mode lexical --json",
+    ))(query)
 
 
 class TextForm(str, Enum):
@@ -40,7 +45,8 @@ class TextForm(str, Enum):
 @fusion_options()
 @search_options(own={"filters": ("filter_", "path_prefix", "path_glob", "collection")}, short={"k": "-k"})
 def query(
-    text: Annotated[str | None, typer.Argument(help="The question or keywords.")] = None,
+    text: Annotated[list[str] | None, typer.Argument(
+        help="The question or keywords (quoted or not: the words are joined by spaces).", show_default=False)] = None,
     file: Annotated[
         Path | None, typer.Option("--file", "-f", help="Run every line of this file as a query (batched).")
     ] = None,
@@ -72,7 +78,7 @@ def query(
     from searchapp.store.locate import display
 
     with errors():
-        queries = _queries(text, file)
+        queries = _queries(" ".join(text) if text else None, file)
         filters = _filters(filter_ or [], path_prefix, path_glob, collection)
         with Index(index) as ix:
             results = ix.search_batch(queries, filters=filters, **options, **fusion)

@@ -33,8 +33,9 @@ def render_hits(query: str, mode: str, hits: list[Any], as_json: bool, header: b
         return
     say(f"  #  score  source  path  (score: {_SCORE_MEANING[mode]}; higher ranks first)")
     for h in hits:
-        more = f"  (+{len(h.other_passages)} more passages)" if h.other_passages else ""
-        line = f":{h.line}" if h.line is not None else ""
+        n = len(h.other_passages or ())
+        more = f"  (+{n} more passage{'s' if n > 1 else ''})" if n else ""
+        line = f":{h.match_line}" if h.match_line is not None else ""  # where the words are, as grep -n
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")

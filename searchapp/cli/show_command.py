@@ -26,6 +26,7 @@ from searchapp.cli.common import (
     shown_key,
     styled,
 )
+from searchapp.cli.help import examples
 from searchapp.errors import ConfigError, DocumentNotFoundError
 from searchapp.lines import BREAK, breaks
 from searchapp.paths import own_path
@@ -41,7 +42,10 @@ _PASSAGE_ID = re.compile(r"[0-9]+")
 
 def register(app: typer.Typer) -> None:
     """Add ``show`` to ``app``."""
-    app.command()(show)
+    app.command(epilog=examples(
+        "searchapp show 1234  # a hit's passage_id, in its lines",
+        "searchapp show docs/config.rst --query 'secure cookie'",
+    ))(show)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 Qrels = Mapping[str, Mapping[str, int]]
 
@@ -86,6 +88,8 @@ KNOWN_ITEM_METRICS = {
 def known_item(run: Mapping[str, Sequence[str]], qrels: Qrels) -> dict[str, float | int]:
     """Every :data:`KNOWN_ITEM_METRICS` mean over the judged queries of ``qrels`` (0.0 for none), and how many
     queries succeeded at each cut-off (``hits@1``, ``hits@5``: the counts behind success@1 and success@5)."""
+    import numpy as np  # here, not at import: a command that only names the metrics loads no numpy
+
     judged = judged_queries(qrels)
     per = {name: [fn(list(run.get(q, [])), qrels[q]) for q in judged] for name, fn in KNOWN_ITEM_METRICS.items()}
     out: dict[str, float | int] = {name: float(np.mean(v)) if v else 0.0 for name, v in per.items()}
@@ -107,6 +111,8 @@ def per_query(run: Mapping[str, Sequence[str]], qrels: Qrels, metric: str) -> di
 
 def evaluate(run: Mapping[str, Sequence[str]], qrels: Qrels) -> tuple[dict[str, float], int]:
     """Mean of each metric over queries with at least one relevant document; also the number skipped."""
+    import numpy as np  # here, not at import: a command that only names the metrics loads no numpy
+
     judged = judged_queries(qrels)
     skipped = len(qrels) - len(judged)
     if not judged:
@@ -120,6 +126,8 @@ def evaluate(run: Mapping[str, Sequence[str]], qrels: Qrels) -> tuple[dict[str, 
 
 def rankdata(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties given their average rank: float64 ``(n,)``."""
+    import numpy as np  # here, not at import: a command that only names the metrics loads no numpy
+
     x = np.asarray(x)
     order = np.argsort(x, kind="mergesort")
     ranks = np.empty(len(x), dtype=np.float64)

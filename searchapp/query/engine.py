@@ -71,6 +71,8 @@ class QueryEngine:
                     ranked, groups = search.grouped(need)
                     page, records = _shown(reader, groups[offset:], need - offset)
                 out[i] = _Hits(ranked).hits(page, records, QueryTerms(queries[i]), explain, first_rank=offset + 1)
+        if asked["filters"] is not None and not all(out[i] for i in live):
+            self.stores.check_held(asked["filters"])
         return out
 
 

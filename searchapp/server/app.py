@@ -14,6 +14,7 @@ from typing import Annotated, Any, TextIO
 from fastapi import FastAPI, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from searchapp import __version__
@@ -40,6 +41,8 @@ from searchapp.server.schemas import (
     CollectionList,
     ContextWindow,
     DeleteResponse,
+    DocumentPage,
+    DocumentPageParams,
     DocumentsRequest,
     DocumentsResponse,
     DocumentTextResponse,
@@ -49,8 +52,10 @@ from searchapp.server.schemas import (
     ModelCard,
     ModelList,
     PassageContextResponse,
+    SearchParams,
     SearchRequest,
     SearchResponse,
+    search_request,
 )
 from searchapp.types import MAX_WHOLE
 
@@ -179,7 +184,11 @@ def create_app(
         kind = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}.get(
             exc.status_code, "invalid_request_error"
         )
-        return JSONResponse(error_body(str(exc.detail), kind), status_code=exc.status_code)
+        message = str(exc.detail)
+        if exc.status_code == 405:  # say what to send instead, not just "Method Not Allowed"
+            allowed = (exc.headers or {}).get("Allow", "")
+            message = f"{request.method} {request.url.path} is not served: send {allowed or 'another method'}"
+        return JSONResponse(error_body(message, kind), status_code=exc.status_code, headers=exc.headers)
 
     def writable() -> None:
         if read_only:
@@ -188,6 +197,16 @@ def create_app(
     @app.post("/search", response_model=SearchResponse, tags=["search"])
     def search(body: SearchRequest) -> SearchResponse:
         """The ``k`` best passages for a query (hits as in ``searchapp query --json``)."""
+        return run_search(index, [body.query], body)[0]
+
+    @app.get("/search", response_model=SearchResponse, tags=["search"])
+    def search_get(params: Annotated[SearchParams, Query()]) -> SearchResponse:
+        """``POST /search`` as query parameters (``curl 'HOST/search?q=...&k=5'``): ``q``, the one-value options
+        and the path and collection filters; metadata filters and fusion overrides are POST's."""
+        try:
+            body = search_request(params)
+        except ValidationError as exc:  # the POST body's own checks, answered as a request's are (422)
+            raise RequestValidationError(exc.errors()) from None
         return run_search(index, [body.query], body)[0]
 
     @app.post("/search/batch", response_model=BatchSearchResponse, tags=["search"])
@@ -200,6 +219,15 @@ def create_app(
         """Add or replace texts with ids and metadata (an unchanged text is not embedded again)."""
         writable()
         return write_documents(index, body)
+
+    @app.get("/documents", response_model=DocumentPage, tags=["documents"])
+    def list_documents(params: Annotated[DocumentPageParams, Query()]) -> DocumentPage:
+        """A page of the indexed documents by path (or text id), as ``searchapp documents --json`` lists them,
+        with each one's collection; ``next_offset`` asks for the next page."""
+        docs = index.documents(params.offset, params.limit + 1, params.collection)
+        more = len(docs) > params.limit
+        return DocumentPage(documents=docs[: params.limit], offset=params.offset,
+                            next_offset=params.offset + params.limit if more else None)
 
     @app.delete("/documents/{doc_id:path}", response_model=DeleteResponse, tags=["documents"])
     def delete_document(doc_id: str) -> DeleteResponse:

@@ -12,7 +12,7 @@ from searchapp.errors import ConfigError
 from searchapp.filters import FIELDS, MAX_LENGTH, STRING_FIELDS
 from searchapp.query.fusion import SETTINGS
 from searchapp.query.options import OPTIONS, check, check_queries, flatten
-from searchapp.reports import CollectionListing
+from searchapp.reports import CollectionListing, DocumentListing
 from searchapp.setting import DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS, Setting
 from searchapp.types import MAX_WHOLE, Hit
 
@@ -128,6 +128,30 @@ class SearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
     def _unicode(self) -> SearchRequest:
         library_check(lambda: check_queries([self.query]))
         return self
+
+
+def _search_params() -> type[BaseModel]:
+    """``GET /search``'s query parameters: ``q``, each search option that is one value (query/options.py, with
+    its bounds), and each of a filter's path and collection conditions flat (``filters.STRING_FIELDS``); metadata
+    filters and fusion overrides are POST's."""
+    spec: dict[str, Any] = {"q": (str, Field(max_length=MAX_QUERY_CHARS, description="The query."))}
+    for name, opt in OPTIONS.items():
+        if name != "filters":
+            spec[name] = _field(opt, opt.default)
+    for name in STRING_FIELDS:
+        spec[name] = (str | None, Field(default=None, max_length=MAX_LENGTH[name]))
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "SearchParams", __config__=ConfigDict(extra="forbid"), __doc__="GET /search's query parameters.", **spec)
+
+
+SearchParams = _search_params()
+
+
+def search_request(params: BaseModel) -> SearchRequest:
+    """The POST body a ``GET /search`` stands for: one request, checked by the same rules."""
+    values = params.model_dump()
+    filters = {name: value for name in STRING_FIELDS if (value := values.pop(name)) is not None}
+    return SearchRequest.model_validate({"query": values.pop("q"), **values, "filters": filters or None})
 
 
 class BatchSearchRequest(SearchOptions):  # type: ignore[misc, valid-type]
@@ -293,6 +317,27 @@ class PassageContextResponse(_DocumentFields):
     text: str
     after: str
     highlights: tuple[tuple[int, int], ...] = Field(default=(), description=HIGHLIGHTS)
+
+
+MAX_DOCUMENT_PAGE = 1000
+
+
+class DocumentPageParams(BaseModel):
+    """``GET /documents``' query parameters: a page of the listing, of one collection where one is named."""
+
+    model_config = ConfigDict(extra="forbid")
+    offset: int = Field(default=0, ge=0, le=MAX_WHOLE, description="Documents to skip, by path.")
+    limit: int = Field(default=100, ge=1, le=MAX_DOCUMENT_PAGE, description="The most documents in the page.")
+    collection: str | None = Field(default=None, max_length=MAX_LENGTH["collection"],
+                                   description="Only this named collection's documents.")
+
+
+class DocumentPage(BaseModel):
+    """A page of ``searchapp documents --json``: ``next_offset`` asks for the next page (``None`` on the last)."""
+
+    documents: list[DocumentListing]
+    offset: int
+    next_offset: int | None
 
 
 class CollectionList(BaseModel):

@@ -108,6 +108,35 @@ class Stores(ABC):
         """Each named collection holding a document: name -> (documents, passages), read from a count kept with
         the documents' writes (no document or passage is read)."""
 
+    def check_held(self, flt: Filter) -> None:
+        """``ConfigError`` listing what the index holds where ``flt`` names a collection or a path prefix it does
+        not hold: no answer would read as "nothing relevant" (a misspelled name). The one rule of every listing and
+        search (the query engine asks it only when a query found nothing, so a search that finds something pays
+        for no lookup)."""
+        if flt.collection is not None:
+            held = self.collection_counts()
+            if flt.collection not in held:
+                names = ", ".join(sorted(held)) if held else "none: no document is in a named collection"
+                raise ConfigError(f"collection {flt.collection!r} is not in this index; its collections: {names}")
+        if flt.path_prefix is not None and not self.holds_prefix(flt.path_prefix):
+            folder = self.file_folder()
+            where = f"its files are under {folder}" if folder else "it holds no file"
+            raise ConfigError(f"no document's path or id starts with {flt.path_prefix!r}: {where}")
+
+    @abstractmethod
+    def holds_prefix(self, prefix: str) -> bool:
+        """Whether some document's key (a file's path or a text's id) starts with ``prefix``."""
+
+    @abstractmethod
+    def file_folder(self) -> str | None:
+        """The deepest folder holding every indexed file, ``None`` without files."""
+
+    @abstractmethod
+    def document_page(self, offset: int = 0, limit: int | None = None,
+                      collection: str | None = None) -> list[StoredDocument]:
+        """The documents by path (or text id), from the ``offset``-th, at most ``limit`` of them (all without),
+        those of ``collection`` only where one is named."""
+
     @abstractmethod
     def documents(self) -> dict[str, StoredDocument]:
         """Every indexed document by path (or text id), for change detection."""

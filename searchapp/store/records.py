@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -30,6 +31,7 @@ from sqlalchemy import (
     Select,
     Table,
     Text,
+    and_,
     bindparam,
     cast,
     delete,
@@ -40,6 +42,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from searchapp.collection import KEY as COLLECTION_KEY
 from searchapp.collection import of_metadata
 from searchapp.lines import Position, positions
 from searchapp.store.base import STREAM_ROWS
@@ -148,12 +151,32 @@ class Records(ABC):
 
     # -- documents -----------------------------------------------------------------------------------------
 
-    def documents(self) -> dict[str, StoredDocument]:
+    def _document_columns(self) -> tuple[Any, ...]:
         d = self.tables.documents
-        cols = (d.c.id, d.c.path, d.c.mtime, d.c.size, d.c.sha256, d.c.metadata, d.c.source, d.c.title,
+        return (d.c.id, d.c.path, d.c.mtime, d.c.size, d.c.sha256, d.c.metadata, d.c.source, d.c.title,
                 d.c.indexed_at, d.c.passages_version, d.c.n_passages)
+
+    def documents(self) -> dict[str, StoredDocument]:
         with self.engine.connect() as conn:
-            return {r.path: StoredDocument(*r) for r in conn.execute(select(*cols))}
+            return {r.path: StoredDocument(*r) for r in conn.execute(select(*self._document_columns()))}
+
+    def document_page(self, offset: int = 0, limit: int | None = None,
+                      collection: str | None = None) -> list[StoredDocument]:
+        d = self.tables.documents
+        query = select(*self._document_columns()).order_by(d.c.path).offset(offset).limit(limit)
+        if collection is not None:
+            query = query.where(self._in_collection(collection))
+        with self.engine.connect() as conn:
+            return [StoredDocument(*r) for r in conn.execute(query)]
+
+    def _in_collection(self, name: str) -> ColumnElement[bool]:
+        """A document's metadata naming the collection ``name`` as a JSON string, as a filter compares it
+        (``store/filter_sql.py``: a number 3 is not the collection "3")."""
+        metadata = self.tables.documents.c.metadata
+        if self.engine.dialect.name == "postgresql":
+            return cast(metadata, postgresql.JSONB).op("->")(COLLECTION_KEY) == func.to_jsonb(cast(literal(name), Text))
+        return and_(func.json_type(metadata, f'$."{COLLECTION_KEY}"') == "text",
+                    func.json_extract(metadata, f'$."{COLLECTION_KEY}"') == name)
 
     def document_ids(self, keys: Sequence[str], source: str | None = None) -> dict[str, int]:
         """A keyed lookup, ``MAX_PARAMS`` keys a statement: callers need not load every document."""
@@ -310,6 +333,27 @@ class Records(ABC):
             "documents": c.c.documents + upsert.excluded.documents,
             "passages": c.c.passages + upsert.excluded.passages}), rows)
         conn.execute(delete(c).where(c.c.documents <= 0))
+
+    def holds_prefix(self, prefix: str) -> bool:
+        """Whether some document's key (a file's path or a text's id) starts with ``prefix``, as a filter's
+        ``path_prefix`` compares: exactly, case and all."""
+        d = self.tables.documents
+        query = select(d.c.id).where(func.substr(d.c.path, 1, len(prefix)) == prefix).limit(1)
+        with self.engine.connect() as conn:
+            return conn.execute(query).first() is not None
+
+    def file_folder(self) -> str | None:
+        """The deepest folder holding every indexed file (``None`` without files): the common prefix of the
+        first and last path in code point order, which every path between them shares."""
+        d = self.tables.documents
+        path = d.c.path.collate("C") if self.engine.dialect.name == "postgresql" else d.c.path
+        query = select(func.min(path), func.max(path)).where(d.c.source == "file")
+        with self.engine.connect() as conn:
+            first, last = conn.execute(query).one()
+        if first is None:
+            return None
+        common = os.path.commonprefix([str(first), str(last)])
+        return common[: common.rfind(os.sep) + 1] or os.sep
 
     def collection_counts(self) -> dict[str, tuple[int, int]]:
         """Each named collection holding a document: name -> (documents, passages)."""

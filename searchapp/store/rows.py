@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from searchapp.types import Document, DocumentIdentity, Span
+
+if TYPE_CHECKING:
+    import numpy as np  # annotations only: importing numpy costs a one-shot command ~0.15 s
 
 
 @dataclass(frozen=True)

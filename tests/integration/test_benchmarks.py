@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 # Where each maintained script is run (this file's tests, or the one named).
 RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
-          "pg_recall.py": "here", "gpu_check.sh": "here", "defaults.py": "here",
+          "pg_recall.py": "here", "gpu_check.sh": "here", "defaults.py": "here", "startup.py": "here",
           "peers.py": "tests/integration/test_peers.py"}
 # The studies kept, each for the shipped default its figure backs; each is run by a test here (``run`` with
 # "studies/NAME").
@@ -179,6 +179,17 @@ def test_query(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
     if postgres:
         assert out["postgresql_build_s"] is not None and out["postgresql_bm25_build_s"] >= 0
         assert out["postgresql_vector_index"] == "flat" and out["postgresql_hybrid_p50_ms"] > 0
+
+
+def test_startup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # This checkout against itself as the baseline: both are timed, and the ratio is theirs.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "split.md").write_text("# Splitting\n\nPassages are split by word pieces.\n", encoding="utf-8")
+    out = run(monkeypatch, capsys, "startup.py", "--rounds", "1", "--sample", str(folder), "--baseline", str(ROOT))
+    for name in ("this", "baseline"):
+        assert set(out["median_s"][name]) == {"help", "query"} and min(out["median_s"][name].values()) > 0
+    assert out["ratio"]["help"] == out["median_s"]["this"]["help"] / out["median_s"]["baseline"]["help"]
 
 
 def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path,

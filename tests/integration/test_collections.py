@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from searchapp.cli import app
+from searchapp.errors import ConfigError
 
 runner = CliRunner()
 
@@ -53,7 +54,9 @@ def test_collections_are_named_listed_and_searched_apart(folders: tuple[Path, Pa
     assert paths(ix) == {"rotate.md", "backup.md", "keys.md"}
     assert paths(ix, "--collection", "guides") == {"rotate.md", "backup.md"}
     assert paths(ix, "--collection", "api") == {"keys.md"}
-    assert paths(ix, "--collection", "nothing") == set()
+    # A collection the index does not hold is an error listing those it holds (it was no hits, exit 0).
+    assert "its collections: api, guides" in cli("query", "signing keys", "-i", ix, "--collection", "nothing",
+                                                 code=1)
     table = cli("collections", "-i", ix)
     assert "How-to guides for operators" in table and "guides" in table
     # A re-ingest into the same collection is a normal re-ingest: nothing read again, the description kept.
@@ -104,7 +107,9 @@ def test_collections_on_every_backend(tmp_path: Path, index_at) -> None:  # type
         assert [Path(h.path).name for h in ix.search("signing keys", mode=mode, filters={"collection": "ops"})] == [
             "one.txt"]
         assert [h.path for h in ix.search("signing keys", mode=mode, filters={"collection": "api"})] == ["t1"]
-        assert ix.search("signing keys", mode=mode, filters={"collection": "3"}) == []
+        # A collection the index does not hold ("3" is a number's, which names none) is an error listing them.
+        with pytest.raises(ConfigError, match="collection '3' is not in this index; its collections: api, ops"):
+            ix.search("signing keys", mode=mode, filters={"collection": "3"})
 
 
 def test_collection_and_document_listings_read_no_passage(tmp_path: Path, index_at) -> None:  # type: ignore[no-untyped-def]
@@ -148,3 +153,45 @@ def test_a_collection_named_in_metadata_follows_the_one_naming_rule(tmp_path: Pa
             ix.ingest_records([("n", "N", "A note.", {"collection": name})])
         ix.add_texts(["A note."], ids=["n"], metadatas=[{"collection": "notes-1"}])
         assert [c.name for c in ix.collections()] == ["notes-1"]
+
+
+def test_a_collection_or_path_prefix_the_index_does_not_hold_is_an_error_listing_what_it_holds(
+        folders: tuple[Path, Path, str]) -> None:
+    # A misspelled collection answered "no results", exit 0, on every surface.
+    guides, api, ix = folders
+    cli("ingest", str(guides), "-i", ix, "--collection", "guides")
+    cli("ingest", str(api), "-i", ix, "--collection", "api")
+    out = runner.invoke(app, ["query", "signing keys", "-i", ix, "--collection", "gudes", "--mode", "lexical"])
+    assert out.exit_code == 1, out.output
+    assert out.stderr == "error: collection 'gudes' is not in this index; its collections: api, guides\n"
+    missing = str(guides.parent / "gides")
+    out = runner.invoke(app, ["query", "signing keys", "-i", ix, "--path-prefix", missing, "--mode", "lexical"])
+    assert out.exit_code == 1, out.output
+    assert out.stderr == (f"error: no document's path or id starts with {missing!r}: its files are under "
+                          f"{guides.parent.resolve()}/\n")
+    # Held, with nothing that matches the query: no hits, exit 0, as before.
+    out = runner.invoke(app, ["query", "zebra", "-i", ix, "--collection", "api", "--mode", "lexical", "--json"])
+    assert out.exit_code == 0 and json.loads(out.stdout)["hits"] == [], out.output
+
+
+def test_documents_lists_each_document_s_collection_and_takes_one(folders: tuple[Path, Path, str]) -> None:
+    guides, api, ix = folders
+    cli("ingest", str(guides), "-i", ix, "--collection", "guides")
+    cli("ingest", str(api), "-i", ix)
+    listed_docs = json.loads(cli("documents", "-i", ix, "--json"))["documents"]
+    assert {Path(d["path"]).name: d["collection"] for d in listed_docs} == {
+        "rotate.md": "guides", "backup.md": "guides", "keys.md": None}
+    only = json.loads(cli("documents", "-i", ix, "--collection", "guides", "--json"))["documents"]
+    assert sorted(Path(d["path"]).name for d in only) == ["backup.md", "rotate.md"]
+    table = cli("documents", "-i", ix).splitlines()
+    assert "collection" in table[0] and any("guides" in row and "rotate.md" in row for row in table[1:])
+    assert any(" -  " in row and "keys.md" in row for row in table[1:])
+    assert "its collections: guides" in cli("documents", "-i", ix, "--collection", "guide", code=1)
+
+
+def test_status_lists_the_collections(folders: tuple[Path, Path, str]) -> None:
+    guides, api, ix = folders
+    cli("ingest", str(guides), "-i", ix, "--collection", "guides")
+    cli("ingest", str(api), "-i", ix, "--collection", "api")
+    assert json.loads(cli("status", "-i", ix, "--json"))["collections"] == ["api", "guides"]
+    assert "    collections: api, guides" in cli("status", "-i", ix).splitlines()

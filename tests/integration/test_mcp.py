@@ -406,5 +406,8 @@ def test_an_agent_lists_the_collections_and_searches_one(small_index, tmp_path: 
         found = await c.call_tool("search", {"query": "keys", "mode": "lexical",
                                              "filters": {"collection": "garden"}})
         assert [Path(h["path"]).name for h in found.structured_content["hits"]] == ["shed.txt"]
+        # A collection the index does not hold is a tool error listing those it holds (it was no hits).
+        wrong = await c.call_tool("search", {"query": "keys", "mode": "lexical", "filters": {"collection": "gardn"}})
+        assert wrong.is_error and "its collections: garden" in wrong.content[0].text
 
     drive(create_server(small_index), session)

@@ -639,7 +639,45 @@ def test_collections_are_listed_and_searched_apart_over_http(tmp_path: Path, ind
         assert len(http.post("/search", json={"query": "signing keys", "mode": "lexical"}).json()["hits"]) == 2
         # The client sends the same filter and lists the same collections; the Python API takes the HTTP form.
         assert Client(url).collections() == index.collections()
-        assert [h.path for h in Client(url).search("signing keys", mode="lexical", filters={"collection": "nothing"})
-                ] == []
+        # A collection the index does not hold is an error listing those it holds, not an empty answer.
+        with pytest.raises(ConfigError, match="collection 'nothing' is not in this index; its collections: runbooks"):
+            Client(url).search("signing keys", mode="lexical", filters={"collection": "nothing"})
+        r = http.post("/search", json={"query": "signing keys", "mode": "lexical",
+                                       "filters": {"collection": "rnbooks"}})
+        assert r.status_code == 400 and "its collections: runbooks" in r.json()["error"]["message"], r.text
     assert [h.path for h in index.search("signing keys", mode="lexical", filters={"collection": "runbooks"})] == [
         str((docs / "page.md").resolve())]
+
+
+def test_the_curl_test_get_search_get_documents_and_a_405_that_says_what_to_send(tmp_path: Path,
+                                                                                  index: Index) -> None:
+    # GET /search and GET /documents were 405 with no hint ("Method Not Allowed").
+    docs = tmp_path / "runbooks"
+    docs.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (docs / name).write_text(f"# {name}\n\nPage the on-call when signing keys leak ({name}).\n", encoding="utf-8")
+    index.ingest(docs, collection="runbooks")
+    index.add_texts([DOCS[0]["text"]], ids=["k1"])
+    with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
+        got = http.get("/search", params={"q": "signing keys", "k": 2, "mode": "lexical", "collection": "runbooks"})
+        posted = http.post("/search", json={"query": "signing keys", "k": 2, "mode": "lexical",
+                                            "filters": {"collection": "runbooks"}})
+        assert got.status_code == 200 and got.json() == posted.json() and len(got.json()["hits"]) == 2
+        assert http.get("/search", params={"q": "keys", "k": 0}).status_code == 422
+        assert http.get("/search", params={"q": "keys", "filters": "x"}).status_code == 422  # POST's, not GET's
+        wrong = http.get("/search", params={"q": "keys", "collection": "runbook"})
+        assert wrong.status_code == 400 and "its collections: runbooks" in wrong.json()["error"]["message"]
+
+        first = http.get("/documents", params={"limit": 2}).json()
+        assert [Path(d["path"]).name for d in first["documents"]] == ["a.md", "b.md"]
+        assert first["documents"][0]["collection"] == "runbooks" and first["next_offset"] == 2
+        rest = http.get("/documents", params={"offset": first["next_offset"], "limit": 2}).json()
+        assert [d["path"] for d in rest["documents"]][1:] == ["k1"] and rest["next_offset"] is None
+        assert rest["documents"][1]["collection"] is None
+        only = http.get("/documents", params={"collection": "runbooks"}).json()["documents"]
+        assert len(only) == 3 and only == [d.to_dict() for d in index.documents(collection="runbooks")]
+        assert http.get("/documents", params={"collection": "nope"}).status_code == 400
+
+        put = http.put("/search", json={})
+        assert put.status_code == 405 and put.headers["allow"]
+        assert put.json()["error"]["message"] == f"PUT /search is not served: send {put.headers['allow']}"

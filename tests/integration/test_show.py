@@ -45,8 +45,10 @@ def test_the_cli_table_shows_path_line_and_json_has_the_four_fields(location: st
                                 "*keys.md"])
     assert table.exit_code == 0, table.output
     heads = [line for line in table.stdout.splitlines() if "docs/keys.md" in line]
+    # Each hit at the line of its marked words (as grep -n), beside the passage's own span in --json.
     assert [re.search(r"docs/keys\.md:(\d+)  passage (\d+)", line).groups() for line in heads] == [  # type: ignore[union-attr]
-        (str(h["line"]), str(h["passage_id"])) for h in hits]
+        (str(h["match_line"]), str(h["passage_id"])) for h in hits]
+    assert all(h["line"] <= h["match_line"] <= h["end_line"] for h in hits)
 
 
 def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,3 +157,20 @@ def test_show_and_path_prefix_reach_a_file_through_a_linked_parent_folder(locati
         hits = json.loads(out.stdout)["hits"]
         assert hits and {h["path"] for h in hits} <= {str((tmp_path / "docs" / n).resolve()) for n in
                                                       ("keys.md", "hostile.txt")}, prefix
+
+
+def test_a_hit_s_line_is_where_the_query_s_words_are(tmp_path: Path, fake_encoder) -> None:  # type: ignore[no-untyped-def]
+    # The table gave the passage's first line (config.rst:170 for a word on line 187).
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    lines = ["# Settings", "", "Cookies are signed.", "", "The secure flag:", "SESSION_COOKIE_SECURE sends it over "
+             "HTTPS only.", "", "More text."]
+    (docs / "config.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with Index(tmp_path / "ix2", create=True, config=IndexConfig(), encoder=fake_encoder) as ix:
+        ix.ingest(docs)
+    out = runner.invoke(app, ["query", "SESSION_COOKIE_SECURE", "--mode", "lexical", "-i", str(tmp_path / "ix2"),
+                              "--json"])
+    [hit] = json.loads(out.stdout)["hits"]
+    assert hit["line"] < 6 and hit["match_line"] == 6  # the passage's span stays; the match's line is beside it
+    table = runner.invoke(app, ["query", "SESSION_COOKIE_SECURE", "--mode", "lexical", "-i", str(tmp_path / "ix2")])
+    assert "notes/config.md:6  passage" in table.stdout, table.stdout

@@ -106,7 +106,7 @@ def test_a_new_option_appears_everywhere(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_bad_values_are_refused_with_one_message_each() -> None:
     for options, message in [
         ({"mode": "fuzzy"}, "unknown mode 'fuzzy': use one of hybrid, dense, lexical"),
-        ({"group_by": "folder"}, "unknown group_by 'folder': use one of document"),
+        ({"group_by": "folder"}, "unknown group_by 'folder': use document"),
         ({"k": True}, r"k must be a whole number in \[1, 9223372036854775807\], got True"),
         ({"offset": -1}, r"offset must be a whole number in \[0, 9223372036854775807\], got -1"),
         ({"min_score": "0.5"}, r"min_score is a cosine, in \[-1, 1\]; got '0.5'"),
