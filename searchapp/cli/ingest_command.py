@@ -156,7 +156,9 @@ def summary_line(summary: IngestSummary) -> str:
     return (
         f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
         f"removed {summary.removed}, failed {summary.failed}; "
-        f"{summary.passages_embedded} passages embedded in {summary.seconds:.1f}s"
+        f"{summary.passages_embedded} passages embedded"
+        + (f", {summary.passages_reused} reused" if summary.passages_reused else "")
+        + f" in {summary.seconds:.1f}s"
         + (f"; skipped {skipped}" if skipped else "")
     )
 

@@ -132,10 +132,12 @@ class IngestOptions:
     leave out, ``.gitignore`` and ``.ignore`` files and git's excludes (``ingest/ignore.py``; ``--no-ignore`` turns
     it off), so that a re-ingest removes what they now leave out; ``force``: read every file again, even one whose size
     and mtime are unchanged, as after a rewrite within one mtime tick or a clock set back; one whose content hash
-    matches is still not re-embedded) and where (``workers``: ``local``, or ``ray`` / ``ray:ADDRESS`` with
-    ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs each), and into which named collection
-    (``collection``: each file read or found unchanged is put in it, with ``description`` recorded where given;
-    collection.py; ``None``: documents keep the collection they have).
+    matches is still not re-embedded; ``reuse``: a changed, renamed or copied file's passages whose embedding input
+    is unchanged keep their stored vectors and only the others are embedded (``ingest/reuse.py``); ``False``
+    embeds every passage of a file read again, as benchmarks/reingest.py compares) and where (``workers``:
+    ``local``, or ``ray`` / ``ray:ADDRESS`` with ``actors`` encoder actors reserving ``gpus_per_actor`` GPUs
+    each), and into which named collection (``collection``: each file read or found unchanged is put in it, with
+    ``description`` recorded where given; collection.py; ``None``: documents keep the collection they have).
 
     Making one checks them all: ``root`` exists and is a folder or a file a loader claims, and ``workers`` is a
     form Ray takes with an address that answers (:attr:`ray` holds the parsed Ray options, ``None`` for local).
@@ -149,6 +151,7 @@ class IngestOptions:
     follow_links: bool = False
     ignore_rules: bool = True
     force: bool = False
+    reuse: bool = True
     workers: str = "local"
     actors: int = 1
     gpus_per_actor: float = 0

@@ -24,6 +24,7 @@ from searchapp.ingest.formats.load import MAX_FILE_BYTES
 from searchapp.ingest.options import IngestOptions
 from searchapp.ingest.prefetch import Prefetch
 from searchapp.ingest.reading import ReadFile, Task, embeds, prepare, reader_version
+from searchapp.ingest.reuse import Reuse, Reused, to_embed
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.ingest.summary import SKIP_REASONS, IngestSummary
@@ -70,7 +71,11 @@ class _Pending:
     document: Document
     spans: Sequence[Span]
     replaces: int | None  # id of the stored version this document replaces
-    vectors: np.ndarray | None = None  # float32 (len(spans), d), when a worker embedded it already
+    # The stored vectors its unchanged passages keep (ingest/reuse.py); None: every passage is embedded.
+    reused: Reused | None = None
+    # float32 (passages to embed, d): of every passage, or only of those ``reused`` does not keep, once embedded
+    # (a worker may have embedded them already).
+    vectors: np.ndarray | None = None
 
 
 class Ingest:
@@ -124,6 +129,10 @@ class Ingest:
         self.total: int | None = None  # passages this run will embed, once known
         self.recorded = False  # whether this run's embedding is among the index's settings yet
         self.prefetch: Prefetch | None = None  # embedding the first documents while the rest are read
+        # Where the stored vectors a changed, renamed or copied file keeps are found (None: every passage of a
+        # changed file is embedded), and what was found for each document read ahead, by key.
+        self.reuse: Reuse | None = None
+        self.found: dict[str, Reused | None] = {}
 
     def run(self) -> IngestSummary:
         """Bring the index in line with the files under the options' root (only those at or under ``within``,
@@ -140,6 +149,8 @@ class Ingest:
             self.stores.put_settings(setting_rows(o.collection, o.description))
         self._stage("listing files")
         tasks, seen = self._plan(stored, o)
+        if o.reuse and self.stages is None:  # a distributed run's workers embed whole documents
+            self.reuse = Reuse(self.stores, self.context, self.limit, stored.values())
         results = self.stages(tasks) if self.stages is not None else self._read_ahead(tasks)
         for result, vectors in results:
             self._take(result, vectors)
@@ -168,19 +179,24 @@ class Ingest:
         kept: list[ReadFile | None] = []
         counts: list[int] = []
         chars = 0
-        prefetch = self.prefetch = Prefetch(self.encoder, lambda r: self._inputs(r.document, r.spans),  # type: ignore[arg-type]
-                                            PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM, PREFETCH_GROUP)
+        prefetch = self.prefetch = Prefetch(
+            self.encoder,
+            lambda r: to_embed(self._inputs(r.document, r.spans), self.found.get(r.task.key)),  # type: ignore[arg-type]
+            PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM, PREFETCH_GROUP)
         try:
             for n, task in enumerate(tasks, 1):
                 self._stage(f"reading files {n}/{len(tasks)}" + (", loading the model" if prefetch.loading else ""))
                 result = prepare(task, self.splitter, self.offsets, self.max_bytes)
-                counts.append(len(result.spans))
+                found = self._reusable(result) if embeds(result) else None
+                counts.append(len(result.spans) - (found.count if found is not None else 0))
                 size = len(result.document.text) if result.document is not None else 0
                 if chars + size <= READ_AHEAD_CHARS:
                     chars += size
                     kept.append(result)
                     if embeds(result):
-                        prefetch.offer(n - 1, result)
+                        self.found[task.key] = found
+                        if counts[-1]:  # a document that keeps every vector has nothing for the worker
+                            prefetch.offer(n - 1, result, counts[-1])
                 else:
                     kept.append(None)
                     prefetch.close()  # what it embeds stays a prefix of the tasks
@@ -192,8 +208,11 @@ class Ingest:
                 result, kept[i] = kept[i], None  # let each document go once it is taken
                 if result is None:
                     result = prepare(task, self.splitter, self.offsets, self.max_bytes)
+                    found = self._reusable(result) if embeds(result) else None
+                    if embeds(result):
+                        self.found[task.key] = found
                     # Changed since it was first read: the total follows what is embedded.
-                    self.total += len(result.spans) - counts[i]
+                    self.total += len(result.spans) - (found.count if found is not None else 0) - counts[i]
                 if prefetch.loading:
                     self._stage("loading the model")
                 yield result, prefetch.vectors(i)
@@ -255,7 +274,10 @@ class Ingest:
             self.stores.set_metadata(old.id, metadata, old.title)
 
     def _take(self, result: ReadFile, vectors: np.ndarray | None = None) -> None:
-        """Record one prepared task: a failure, a touch, or a document pending its commit."""
+        """Record one prepared task: a failure, a touch, or a document pending its commit. ``vectors``: float32
+        ``(passages, d)``, those a worker embedded already of the passages that keep no stored vector."""
+        late = result.task.key not in self.found  # what it keeps is looked for once it is known to be embedded
+        reused = self.found.pop(result.task.key, None)
         if result.failure is not None:
             if result.skipped is not None:
                 self.summary.skipped[result.skipped] += 1
@@ -288,12 +310,16 @@ class Ingest:
                 self.stores.touch(result.task.stored_id, doc.mtime)
             self.summary.unchanged += 1
             return
-        if vectors is not None and len(vectors) != len(result.spans):
-            got, want = len(vectors), len(result.spans)
-            raise SearchappError(f"{result.task.key}: {got} vectors came back for {want} passages")
+        if late:
+            reused = self._reusable(result)
+            if reused is not None and self.total is not None:
+                self.total -= reused.count  # counted in the total when it was read, as if embedded whole
+        want = len(result.spans) - (reused.count if reused is not None else 0)
+        if vectors is not None and len(vectors) != want:
+            raise SearchappError(f"{result.task.key}: {len(vectors)} vectors came back for {want} passages")
         if self.options is not None and self.options.collection is not None:
             doc = replace(doc, metadata={**doc.metadata, COLLECTION_KEY: self.options.collection})
-        self.pending.append(_Pending(doc, result.spans, result.task.stored_id, vectors))
+        self.pending.append(_Pending(doc, result.spans, result.task.stored_id, reused, vectors))
         self.pending_passages += len(result.spans)
 
     def run_records(self, records: Iterable[Record], source: str = "text") -> IngestSummary:
@@ -303,6 +329,7 @@ class Ingest:
         ``key`` takes the place of the path. Used by the Python and HTTP APIs and for benchmark corpora.
         """
         stored = self.stores.documents()
+        self.reuse = Reuse(self.stores, self.context, self.limit, stored.values())
         for key, title, text, *rest in records:
             metadata = rest[0] if rest else {}
             data = text.encode("utf-8")
@@ -329,8 +356,17 @@ class Ingest:
         if not spans:
             self._fail(doc.path, "no text")
             return
-        self.pending.append(_Pending(doc, spans, stored.id if stored else None))
+        replaces = stored.id if stored else None
+        reused = self.reuse.find(doc.sha256, self._inputs(doc, spans), replaces) if self.reuse else None
+        self.pending.append(_Pending(doc, spans, replaces, reused))
         self.pending_passages += len(spans)
+
+    def _reusable(self, result: ReadFile) -> Reused | None:
+        """The stored vectors ``result``'s passages may keep (``ingest/reuse.py``), where the run reuses any."""
+        if self.reuse is None or result.document is None or not result.spans:
+            return None
+        doc = result.document
+        return self.reuse.find(doc.sha256, self._inputs(doc, result.spans), result.task.stored_id)
 
     def _same_passages(self, result: ReadFile) -> bool:
         """Whether a file read again by a newer reader gives the passages and sections it is stored with (then
@@ -390,8 +426,9 @@ class Ingest:
         if not self.pending:
             return
         sections = [document_sections(p.document, p.spans) for p in self.pending]
-        todo = [(p, sec) for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
-        texts = [t for p, sec in todo for t in self._inputs(p.document, p.spans, sec)]
+        todo = [(p, to_embed(self._inputs(p.document, p.spans, sec), p.reused))
+                for p, sec in zip(self.pending, sections, strict=True) if p.vectors is None]
+        texts = [t for _, own in todo for t in own]
         if texts and self.prefetch is not None:
             self.prefetch.wait()  # the encoder is the worker's until its jobs are done
         if texts:
@@ -405,22 +442,30 @@ class Ingest:
                 if self.progress and at + FLUSH_PASSAGES < len(texts):
                     self.progress(self.summary.passages_embedded + at + FLUSH_PASSAGES, self.total)
             vectors = np.concatenate(parts)
-            row = 0
-            for p, _ in todo:
-                p.vectors = vectors[row : row + len(p.spans)]
-                row += len(p.spans)
+        else:
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        row = 0
+        for p, own in todo:
+            p.vectors = vectors[row : row + len(own)]
+            row += len(own)
+        embedded = sum(len(p.vectors) for p in self.pending)  # type: ignore[arg-type]
+        reused = sum(p.reused.count for p in self.pending if p.reused is not None)
         items = [
-            NewDocument(p.document, p.spans, p.vectors, sec,  # type: ignore[arg-type]
-                        reader_version(p.document.path, p.document.source))
+            NewDocument(p.document, p.spans,
+                        p.reused.assemble(p.vectors) if p.reused is not None else p.vectors,  # type: ignore[arg-type]
+                        sec, reader_version(p.document.path, p.document.source))
             for p, sec in zip(self.pending, sections, strict=True)
         ]
-        if self.embedded_with is not None and items and not self.recorded:
+        # Kept vectors were recorded by the run that embedded them: a run that embeds none records nothing (and
+        # never asks a model it did not load what it embeds with).
+        if self.embedded_with is not None and embedded and not self.recorded:
             rows = Provenance.from_settings(self.stores.settings()).recording(self.embedded_with())
             if rows:
                 self.stores.put_settings(rows)
             self.recorded = True
         self._commit(list(zip(self.pending, items, strict=True)))
-        self.summary.passages_embedded += sum(len(p.spans) for p in self.pending)
+        self.summary.passages_embedded += embedded
+        self.summary.passages_reused += reused
         self.pending, self.pending_passages = [], 0
         if self.progress:
             self.progress(self.summary.passages_embedded, self.total)

@@ -34,14 +34,16 @@ class Prefetch:
         self.where: dict[int, tuple[int, int, int]] = {}  # task index -> (job, first row, end row)
         self.stopping = threading.Event()
 
-    def offer(self, index: int, result: ReadFile) -> None:
-        """Take task ``index``'s document for a job, or close: over the limit, or closed before."""
-        if not self.open or self.taken + len(result.spans) > self.most:
+    def offer(self, index: int, result: ReadFile, passages: int | None = None) -> None:
+        """Take task ``index``'s document for a job, or close: over the limit, or closed before. ``passages``:
+        how many of its passages it embeds (those ``inputs`` gives: all of them by default)."""
+        n = len(result.spans) if passages is None else passages
+        if not self.open or self.taken + n > self.most:
             self.open = False
             return
         self.waiting.append((index, result))
-        self.waiting_passages += len(result.spans)
-        self.taken += len(result.spans)
+        self.waiting_passages += n
+        self.taken += n
         if self.waiting_passages >= self.minimum and not self.busy:
             self._submit()
 

@@ -63,15 +63,18 @@ def passage_inputs(
     """What the encoder embeds for each passage of ``text``: the passage, preceded under ``context="section"`` by
     its section path (at most :data:`CONTEXT_CHARS` characters) where it has one and the two fit in ``limit``
     word pieces (the model's; special tokens included, as ``Span.n_tokens`` counts them)."""
-    out: list[str] = []
-    for span, section in zip(spans, sections or [""] * len(spans), strict=True):
-        passage = text[span.start : span.end]
-        head = section[:CONTEXT_CHARS]
-        if context == "section" and head and span.n_tokens + len(head) <= limit:
-            out.append(f"{head}\n{passage}")
-        else:
-            out.append(passage)
-    return out
+    return [passage_input(text[span.start : span.end], section, span.n_tokens, context, limit)
+            for span, section in zip(spans, sections or [""] * len(spans), strict=True)]
+
+
+def passage_input(passage: str, section: str, n_tokens: int, context: str, limit: int) -> str:
+    """What the encoder embeds for one passage of ``n_tokens`` word pieces under ``section``
+    (:func:`passage_inputs`): made from what a stored passage keeps too, so an ingest can tell which stored
+    vectors a new version of a document may keep (``ingest/reuse.py``)."""
+    head = section[:CONTEXT_CHARS]
+    if context == "section" and head and n_tokens + len(head) <= limit:
+        return f"{head}\n{passage}"
+    return passage
 
 
 def shown_with_title(title: str, section: str) -> str:

@@ -23,6 +23,8 @@ class IngestSummary:
     removed: int = 0
     failed: int = 0
     passages_embedded: int = 0
+    # Passages written with a stored vector they kept (their embedding input unchanged: ingest/reuse.py).
+    passages_reused: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
@@ -37,6 +39,7 @@ class IngestSummary:
             "removed": self.removed,
             "failed": self.failed,
             "passages_embedded": self.passages_embedded,
+            "passages_reused": self.passages_reused,
             "seconds": round(self.seconds, 3),
             "failures": [{"path": p, "reason": r} for p, r in self.failures],
             "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},

@@ -156,6 +156,15 @@ class Stores(ABC):
         """``(start, end, section)`` of each of a document's passages, in order."""
 
     @abstractmethod
+    def passage_parts(self, doc_ids: Sequence[int]) -> list[tuple[int, str, str, int]]:
+        """``(passage id, text, section path, word pieces)`` of every passage of the documents ``doc_ids``: what
+        each one's embedding input was made of (``ingest/sections.passage_input``)."""
+
+    @abstractmethod
+    def vectors_of(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors by passage id: float32 ``(d,)`` each (unknown ids are left out)."""
+
+    @abstractmethod
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
         """Replace a document's metadata and title (its text and passages unchanged)."""
 

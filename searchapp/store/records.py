@@ -216,6 +216,18 @@ class Records(ABC):
         with self.engine.connect() as conn:
             return [(int(s), int(e), str(sec)) for s, e, sec in conn.execute(query)]
 
+    def passage_parts(self, doc_ids: Sequence[int]) -> list[tuple[int, str, str, int]]:
+        """``(passage id, text, section path, word pieces)`` of every passage of the documents ``doc_ids``."""
+        p = self.tables.passages
+        query = select(p.c.id, p.c.text, p.c.section, p.c.n_tokens)
+        out: list[tuple[int, str, str, int]] = []
+        with self.engine.connect() as conn:
+            for at in range(0, len(doc_ids), MAX_PARAMS):
+                chunk = list(doc_ids[at : at + MAX_PARAMS])
+                rows = conn.execute(query.where(p.c.document_id.in_(chunk)).order_by(p.c.document_id, p.c.ordinal))
+                out.extend((int(i), str(t), str(sec), int(n)) for i, t, sec, n in rows)
+        return out
+
     def set_metadata(self, doc_id: int, metadata: Mapping[str, Any], title: str) -> None:
         d = self.tables.documents
         with self._begin() as conn:

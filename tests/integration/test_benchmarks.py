@@ -27,6 +27,7 @@ BENCHMARKS = ROOT / "benchmarks"
 # Where each maintained script is run (this file's tests, or the one named).
 RUN_BY = {"query.py": "here", "ingest.py": "here", "encode.py": "here", "ann_recall.py": "here",
           "pg_recall.py": "here", "gpu_check.sh": "here", "defaults.py": "here", "startup.py": "here",
+          "reingest.py": "here",
           "peers.py": "tests/integration/test_peers.py"}
 # The studies kept, each for the shipped default its figure backs; each is run by a test here (``run`` with
 # "studies/NAME").
@@ -230,6 +231,21 @@ def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[s
     # the stored passage alone, which is fewer tokens and flattered the raw pass.
     assert len(embedded) == row["passages"]
     assert not Counter(embedded) - forwarded
+
+
+def test_reingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path,
+                  real_encoder) -> None:  # type: ignore[no-untyped-def]
+    out = run(monkeypatch, capsys, "reingest.py", "--passages", "3", "--precision", "fp32")
+    (row,) = out["runs"]
+    n = out["passages"]
+    assert n >= 3 and row["no_reuse_passages"] == n
+    # Without reuse both sessions embed the whole page again; with it the edit embeds what it touched and the
+    # rename nothing (the page's title is its level-1 heading, not its file name).
+    assert row["no_reuse_edit_embedded"] >= n and row["no_reuse_rename_embedded"] == n
+    assert 1 <= row["reuse_edit_embedded"] < n and row["reuse_edit_reused"] >= n - 2
+    assert (row["reuse_rename_embedded"], row["reuse_rename_reused"]) == (0, row["reuse_edit_embedded"]
+                                                                        + row["reuse_edit_reused"])
+    assert out["edit_no_reuse_over_reuse"] > 0 and out["rename_no_reuse_over_reuse"] > 0
 
 
 def test_encode(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path) -> None:

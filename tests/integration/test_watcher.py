@@ -133,6 +133,24 @@ def test_a_file_that_fails_to_load_is_a_warning_and_the_watch_goes_on(docs: Path
     assert names(ix) == {"a.txt", "b.txt"}
 
 
+def test_a_file_renamed_in_one_burst_keeps_its_vectors(docs: Path, ix: Index, fake_encoder: Any) -> None:
+    # A rename reaches the watcher as a deletion and a creation in one burst: one session, which adds the new path
+    # and removes the old one; the new document keeps the old one's vectors (ingest/reuse.py). (A deletion
+    # written in a session of its own before the creation is seen leaves nothing to keep: the file is embedded.)
+    (docs / "guide.md").write_text("# Guide\n\n" + "\n\n".join(
+        " ".join(f"Step {i} of the guide sets up part{i} of the system." for _ in range(8)) for i in range(120)))
+    with running(ix, docs) as record:
+        first = record.sessions[0].summary
+        assert first is not None and first.added == 2
+        before = fake_encoder.embedded
+        (docs / "guide.md").rename(docs / "manual.md")
+        renamed = record.next(1).summary
+    assert renamed is not None and (renamed.added, renamed.removed) == (1, 1)
+    assert fake_encoder.embedded == before and renamed.passages_embedded == 0
+    assert renamed.passages_reused == first.passages_embedded - 1 > 50  # all of the guide's (a.txt has one)
+    assert names(ix) == {"a.txt", "manual.md"}
+
+
 def test_changes_that_never_stop_are_written_after_the_longest_wait(docs: Path, ix: Index) -> None:
     log = docs / "log.txt"
     with running(ix, docs, debounce=0.5, longest=1.0) as record:
