@@ -26,8 +26,8 @@ _CONTINUES = tuple(",(=+-*&|.?:<[\\")
 _STRING_STOPS = {(q, multiline): re.compile("[" + re.escape(q) + r"\\" + ("" if multiline else r"\n") + "]")
                  for q in "\"'`" for multiline in (False, True)}
 _JSON_SPECIAL = re.compile(r'[{}\[\]"\n]')
-_CONTROL = frozenset(("if", "else", "for", "while", "do", "switch", "try", "catch", "finally", "return", "case",
-                      "default", "match", "loop", "select", "unsafe", "defer", "go"))
+_CONTROL = frozenset(("import", "if", "else", "for", "while", "do", "switch", "try", "catch", "finally", "return",
+                      "case", "default", "match", "loop", "select", "unsafe", "defer", "go"))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from searchapp.ingest.code.definition import MAX_DEFINITIONS, Definition
 
 # ast holds a few hundred bytes per node and its parser runs in C with no way to stop it: past this many
 # characters (generated code, a hostile file) the file is outlined by line rules, linear and lighter.
-MAX_AST_CHARS = 2 * 2**20
+MAX_AST_CHARS = 2**18
 # Classes and functions nested deeper than this are part of their enclosing definition (a heading has at most six
 # levels, the file's name being the first).
 MAX_DEPTH = 4
