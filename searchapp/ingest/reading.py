@@ -80,8 +80,11 @@ def prepare(
     same = task.stored_sha is not None and task.stored_sha == doc.sha256
     if same and not task.stale:
         return ReadFile(task, document=doc, unchanged=True, notes=tuple(notes))
+    found = format_for(Path(task.path))
+    # Code splits at its definitions (Format.splits_at_headings): no passage runs from one into the next.
+    breaks = [h.start for h in doc.headings] if found is not None and found.splits_at_headings else ()
     try:
-        spans = tuple(split(doc.text, offsets, splitter))
+        spans = tuple(split(doc.text, offsets, splitter, breaks))
     except MemoryError:
         return ReadFile(task, failure="out of memory splitting it")
     if not spans:

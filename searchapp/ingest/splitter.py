@@ -16,7 +16,7 @@ the sum of their counts, and is not tokenized again to check it; any other passa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -85,17 +85,20 @@ def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
-def split(text: str, offsets_fn: OffsetsFn, config: SplitterConfig | None = None) -> list[Span]:
+def split(
+    text: str, offsets_fn: OffsetsFn, config: SplitterConfig | None = None, breaks: Sequence[int] = ()
+) -> list[Span]:
     """Split ``text`` into passages packed from whole sentences up to the token budget.
 
     A sentence longer than the budget falls back to windows of word pieces; a word piece longer than
     ``max_chars`` (a run without spaces) is cut by characters. Overlap repeats trailing sentences of the
-    previous passage, up to ``overlap`` word pieces.
+    previous passage, up to ``overlap`` word pieces. ``breaks``: offsets no passage runs across (a code file's
+    definitions start there); the passage after one starts afresh, with no overlap from before it.
     """
     config = config or SplitterConfig()
     # Sentences and units flow through generators: only the passages are ever held for the whole text, so a
     # file of tens of megabytes does not hold a Python object per sentence.
-    packed = _pack(text, _block_starts(text, _all_units(text, offsets_fn, config)), config)
+    packed = _pack(text, _block_starts(text, _all_units(text, offsets_fn, config)), config, breaks)
     additive = bool(getattr(offsets_fn, SPLITS_AT_WHITESPACE, False))
     return _enforce(text, packed, offsets_fn, config, additive)
 
@@ -185,9 +188,11 @@ def _char_cut(unit: Span, max_chars: int) -> list[Span]:
     ]
 
 
-def _pack(text: str, units: Iterable[tuple[Span, bool, bool]], config: SplitterConfig) -> list[tuple[Span, bool]]:
+def _pack(
+    text: str, units: Iterable[tuple[Span, bool, bool]], config: SplitterConfig, breaks: Sequence[int] = ()
+) -> list[tuple[Span, bool]]:
     """Passages packed from ``units``, each with whether its count is a sum that holds for an additive tokenizer:
-    all its units whole, every join between them holding ASCII whitespace."""
+    all its units whole, every join between them holding ASCII whitespace; none across an offset of ``breaks``."""
     # A passage that has reached half the budget ends at the next paragraph or heading rather than running on
     # into an unrelated section: passages stay on one topic, which is what dense retrieval scores.
     passages: list[tuple[Span, bool]] = []
@@ -199,13 +204,18 @@ def _pack(text: str, units: Iterable[tuple[Span, bool, bool]], config: SplitterC
         joins = all(_joined_at_whitespace(text[a.end : b.start]) for a, b in pairwise(current))
         passages.append((_join(current, tokens), all(whole) and joins))
 
+    pending = iter(sorted(breaks))
+    upcoming = next(pending, None)
     for unit, unit_whole, opens_block in units:
-        fits = tokens + unit.n_tokens <= config.budget
+        crossed = False
+        while upcoming is not None and upcoming <= unit.start:
+            crossed, upcoming = True, next(pending, None)
+        fits = not crossed and tokens + unit.n_tokens <= config.budget
         fits = fits and (not current or unit.end - current[0].start <= config.max_chars)
         fits = fits and not (opens_block and tokens >= config.budget // 2)
         if current and not fits:
             close()
-            current, tokens = _overlap_tail(current, unit, config)
+            current, tokens = ([], 0) if crossed else _overlap_tail(current, unit, config)
             whole = whole[len(whole) - len(current) :]
         current.append(unit)
         whole.append(unit_whole)

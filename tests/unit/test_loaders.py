@@ -61,10 +61,13 @@ def encrypted_pdf_bytes(user_password: str) -> bytes:
 
 
 def test_registry_covers_the_formats_and_ignores_case() -> None:
-    assert supported_suffixes() == [
-        ".adoc", ".asciidoc", ".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf", ".pptx",
-        ".rst", ".txt",
-    ]
+    prose = [".adoc", ".asciidoc", ".docx", ".epub", ".htm", ".html", ".markdown", ".md", ".odp", ".odt", ".pdf",
+             ".pptx", ".rst", ".txt"]
+    code = [".py", ".js", ".ts", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".sh", ".toml", ".yaml", ".yml", ".json",
+            ".ini", ".cfg"]
+    suffixes = supported_suffixes()
+    assert set(prose + code) <= set(suffixes) and suffixes[-5:] == sorted(registry.NAMES)
+    assert {"Makefile", "Dockerfile"} <= set(registry.NAMES)
     assert format_for(Path("NOTES.MD")) is format_for(Path("notes.md")) is MARKDOWN
     assert format_for(Path("photo.jpg")) is None
     assert format_for(Path("README")) is None
@@ -155,7 +158,7 @@ def test_empty_whitespace_and_unsupported_files(tmp_path: Path) -> None:
     assert reason(write(tmp_path / "empty.txt", b"")) == "empty file"
     assert reason(write(tmp_path / "blank.md", b" \n\t\r\n")) == "no text"
     assert reason(write(tmp_path / "image.XYZ", b"data")) == "unsupported file type '.xyz'"
-    assert reason(write(tmp_path / "Makefile", b"all:")) == "unsupported file type (no suffix)"
+    assert reason(write(tmp_path / "LICENSE", b"all:")) == "unsupported file type (no suffix)"
 
 
 def test_unreadable_and_missing_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

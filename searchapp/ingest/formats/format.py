@@ -30,13 +30,16 @@ Loader = Callable[[Path, bytes], LoadedText]
 class Format:
     """One file format: every fact about it that the rest of the ingest asks.
 
-    ``suffixes``: lower-case, with their dot (``".md"``); a path's suffix is compared lower-case. ``loader``: the
+    ``suffixes``: lower-case, with their dot (``".md"``); a path's suffix is compared lower-case. ``names``: whole
+    file names the format claims whatever their suffix, compared exactly (``Makefile``). ``loader``: the
     file's bytes to its text (raising :class:`~searchapp.errors.LoadError` with a one-line reason).
     ``is_text``: text to decode, sniffed for binary content on its first bytes before the rest is read.
     ``loggers``: the loggers of the third-party parsers the loader calls, captured while it runs
     (``parsers.quiet_parsers``). ``version``: the version of what the loader makes of a file's bytes (its text,
     title and headings); raise it when that changes, and the next ingest reads this format's files again
     (``ingest/reading.reader_version``; the history in docs/architecture.md, "Reader versions").
+    ``splits_at_headings``: no passage runs across a heading's start (code: each passage within one definition,
+    so that its section is the definition it holds); prose keeps packing small sections together.
 
     What any format's file may load as is bounded once for all (``load.max_chars``: no more characters than a
     plain text file of the size limit holds); a loader bounds what it parses on the way (``zipped.MAX_ZIP_BYTES``,
@@ -49,11 +52,15 @@ class Format:
     is_text: bool
     loggers: tuple[str, ...] = ()
     version: int = 0
+    names: tuple[str, ...] = ()
+    splits_at_headings: bool = False
 
     def __post_init__(self) -> None:
         bad = [s for s in self.suffixes if not s.startswith(".") or len(s) < 2 or s != s.lower()]
-        if not self.suffixes or bad:
+        if not (self.suffixes or self.names) or bad:
             raise ValueError(f"{self.name}: suffixes must look like '.ext' in lower case, got {self.suffixes!r}")
+        if any(not n or "/" in n for n in self.names):
+            raise ValueError(f"{self.name}: names must be file names, got {self.names!r}")
 
 
 def clean_title(title: object) -> str | None:
