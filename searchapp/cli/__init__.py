@@ -21,7 +21,7 @@ from searchapp.cli import (
     watch_command,
 )
 from searchapp.cli import help as _help
-from searchapp.cli.common import reserve_standard_descriptors, run
+from searchapp.cli.common import begin, reserve_standard_descriptors, run
 
 _help.apply()
 
@@ -48,6 +48,7 @@ def _root(
     ] = False,
 ) -> None:
     """Semantic search over a folder of documents: ingest it, then query it."""
+    begin()
 for _module in (ingest_command, query_command, index_commands, show_command, eval_commands, serve_command,
                 watch_command, mcp_command):
     _module.register(app)

@@ -16,8 +16,10 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -34,11 +36,31 @@ from searchapp.types import MAX_WHOLE
 
 DEFAULT_INDEX = ".searchapp"
 
+
+def _index_option(ctx: typer.Context, param: typer.CallbackParam, value: str) -> str:
+    # Only the default is looked for: an index named on the command line or in SEARCHAPP_INDEX is that one.
+    source = ctx.get_parameter_source(param.name or "index")
+    return nearest_index(value) if source is None or source.name == "DEFAULT" else value
+
+
+def nearest_index(index: str) -> str:
+    """``index`` as given, except the default: the nearest ``.searchapp`` folder in the working folder or one
+    above it (a command run from a subfolder of an indexed folder finds its index, as git finds a repository,
+    instead of advising a second one), else ``.searchapp`` here."""
+    if index != DEFAULT_INDEX:
+        return index
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / DEFAULT_INDEX).is_dir():
+            return DEFAULT_INDEX if folder == here else str(folder / DEFAULT_INDEX)
+    return index
+
 IndexOpt = Annotated[
     str,
     typer.Option(
-        "--index", "-i", envvar="SEARCHAPP_INDEX", show_default=True,
-        help="Index folder, or a PostgreSQL URL: postgresql+psycopg://USER@HOST/DB?schema=NAME (docs/postgres.md).",
+        "--index", "-i", envvar="SEARCHAPP_INDEX", show_default=True, callback=_index_option,
+        help="Index folder (by default the nearest .searchapp here or in a folder above, as git finds its "
+        "repository), or a PostgreSQL URL: postgresql+psycopg://USER@HOST/DB?schema=NAME (docs/postgres.md).",
     ),
 ]
 WaitOpt = Annotated[
@@ -245,6 +267,34 @@ class Stderr:
         return getattr(self.stream, name)
 
 
+# When the command began (time.monotonic()): the process's start where the ``searchapp`` entry point runs it
+# (:func:`run`), else when the command was invoked (a test's runner, an app embedding this one).
+_began = {"at": time.monotonic(), "process": False}
+
+
+def begin() -> None:
+    """Mark the start of a command (the app's root callback, before the command runs)."""
+    if not _began["process"]:
+        _began["at"] = time.monotonic()
+
+
+def command_seconds() -> float:
+    """Seconds since the command began (:data:`_began`): what a summary reports as the command's time."""
+    return time.monotonic() - float(_began["at"])
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (Linux: its start time in ``/proc``), ``None`` where unknown."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            started = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22: start time in clock ticks
+        with open("/proc/uptime", "rb") as f:
+            up = float(f.read().split()[0])
+        return max(0.0, up - started / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def reserve_standard_descriptors() -> None:
     """Point each of descriptors 0-2 that is closed (``2>&-``, a daemon started without them) at /dev/null, so
     that no file the command opens (a database, a vector file) takes its number and receives what a library
@@ -265,6 +315,8 @@ def run(app: Callable[[], Any]) -> None:
     full, closed, or a broken pipe) end the command with exit status 1, the same for every command, and with
     ``error: cannot write the output: <why>`` on stderr, except for a reader that left (``| head``), which
     chose to stop reading (docs/cli.md). Never returns."""
+    age = _process_age()
+    _began.update(at=time.monotonic() - (age or 0.0), process=age is not None)
     out = Stdout(sys.stdout)
     sys.stdout = out  # type: ignore[assignment]
     err = Stderr(sys.stderr)

@@ -3,6 +3,7 @@ summary line and the warnings."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -29,6 +30,7 @@ from searchapp.cli.common import (
     PrecisionOpt,
     ThreadsOpt,
     WaitOpt,
+    command_seconds,
     display_path,
     emit_json,
     errors,
@@ -94,9 +96,13 @@ def ingest(
                                  "`searchapp collections` and the MCP tool list_collections show it).",
                                  rich_help_panel=READ_PANEL)
     ] = None,
+    list_skipped: Annotated[bool, typer.Option(
+        "--list-skipped", help="After the summary, list the files and folders left out, with why (the first "
+        "1,000; --json always has them).", rich_help_panel=READ_PANEL)] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add new files, replace changed ones and remove deleted ones; prints a summary."""
+    from searchapp.encode.cached_file import announcing
     from searchapp.ingest.options import IngestOptions
 
     with errors():
@@ -112,15 +118,25 @@ def ingest(
             # The cluster reached and its CPUs and GPUs checked before the index is opened, which may create it
             # with settings a re-run would have to match; the ingest then uses this connection.
             connect(options.ray)
-        ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
-                             threads, wait, device)
-        with ix, embedding_progress() as progress:
-            summary = ix.ingest(options, progress=progress)
+        # The progress from the first second: a new index checks its settings against the model, which a first
+        # run on this machine prepares (exported, quantised) before anything else.
+        with embedding_progress() as progress, announcing(progress.stage):
+            ix = open_for_ingest(index, model, pooling, pooling_param, max_tokens, overlap, precision, batch_size,
+                                 threads, wait, device)
+            with ix:
+                summary = ix.ingest(options, progress=progress)
+        summary.seconds = command_seconds()  # the command's, model preparation and all, not the pipeline's
     warn_failures(summary)
     if as_json:
         emit_json(summary.to_dict())
     else:
         say(summary_line(summary))
+        if list_skipped:
+            for path, reason in summary.skipped_files:
+                folder = os.sep if path.endswith(os.sep) else ""  # display_path drops it
+                say(f"skipped {display_path(path)}{folder}: {_SKIP_WORDS[reason]}")
+            if summary.skipped_files_omitted:
+                say(f"skipped {summary.skipped_files_omitted:,} more")
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
         say("error: no file could be ingested", err=True)
@@ -156,7 +172,7 @@ def summary_line(summary: IngestSummary) -> str:
     return (
         f"added {summary.added}, updated {summary.updated}, unchanged {summary.unchanged}, "
         f"removed {summary.removed}, failed {summary.failed}; "
-        f"{summary.passages_embedded} passages embedded"
+        f"{summary.passages_embedded} passage{'' if summary.passages_embedded == 1 else 's'} embedded"
         + (f", {summary.passages_reused} reused" if summary.passages_reused else "")
         + f" in {summary.seconds:.1f}s"
         + (f"; skipped {skipped}" if skipped else "")

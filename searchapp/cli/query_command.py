@@ -16,6 +16,7 @@ from searchapp.cli.common import (
     JsonOpt,
     errors,
     fusion_options,
+    say,
     search_options,
 )
 from searchapp.cli.help import examples
@@ -74,13 +75,15 @@ def query(
     fusion: dict[str, Any],
 ) -> None:
     """Rank passages for a question (or for every line of --file, encoded in batches)."""
+    from searchapp.encode.cached_file import announcing
     from searchapp.index import Index
     from searchapp.store.locate import display
 
     with errors():
         queries = _queries(" ".join(text) if text else None, file)
         filters = _filters(filter_ or [], path_prefix, path_glob, collection)
-        with Index(index) as ix:
+        # A first query on this machine prepares the model (half a minute, once): said, not a silent wait.
+        with Index(index) as ix, announcing(lambda what: say(what, err=True)):
             results = ix.search_batch(queries, filters=filters, **options, **fusion)
             if not any(results) and ix.is_empty():
                 raise SearchappError(

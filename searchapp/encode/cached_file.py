@@ -54,6 +54,19 @@ _VERIFIED: dict[str, tuple[int, int, int, int, str]] = {}
 # (the int8 graph is quantised from the fp32 one).
 _BUILD_LOCK = threading.RLock()
 _fallback: Path | None = None
+# Who is told, before a file is made, what is being made (the command line's progress: a first run's export and
+# quantisation take half a minute, and must not look like a hang). Called on the thread that makes it.
+listeners: list[Callable[[str], None]] = []
+
+
+@contextlib.contextmanager
+def announcing(listener: Callable[[str], None]) -> Iterator[None]:
+    """``listener`` hears what is made while the block runs."""
+    listeners.append(listener)
+    try:
+        yield
+    finally:
+        listeners.remove(listener)
 
 
 class Unwritable(OSError):
@@ -122,6 +135,8 @@ def remove_replaced(current: Path, owner: str, companions: tuple[str, ...] = ())
     set), with their manifests and locks, once ``current`` is whole; the files removed. A file whose manifest
     names another owner (another install sharing the cache), or that has none, is not this one's to remove. A
     file another process is still reading stays readable to it."""
+    if "-" not in current.name:  # not a keyed name (``<model>-<key><suffix>``): nothing it replaces
+        return []
     stem = current.name[: current.name.rindex("-") + 1]
     removed = []
     for other in current.parent.glob(f"{_glob_escape(stem)}*{_glob_escape(current.suffix)}"):
@@ -163,6 +178,8 @@ def _build(target: Path, make: Callable[[Path], None], owner: str, companions: t
         try:
             was = _kind(target)
             fresh = work / target.name
+            for listener in list(listeners):
+                listener(f"preparing the model for this machine: {target.name} (once; later runs reuse it)")
             try:
                 make(fresh)
             except ModelLoadError as exc:

@@ -49,13 +49,18 @@ class Found:
 
 @dataclass(frozen=True)
 class Skipped:
-    """Files left out: ``n`` of them, counted by ``reason`` (``hidden``: a hidden folder counts once, unlisted;
-    ``ignored``; ``unsupported``; ``excluded``), or one, ``path``, left out for a ``reason`` to report (a link to
-    a file outside the folder)."""
+    """A file or folder left out: counted by ``reason`` (``hidden``: a hidden folder counts once, unlisted;
+    ``ignored``; ``unsupported``; ``excluded``), ``where`` it is (a folder's path ends in a separator), or one,
+    ``path``, left out for a ``reason`` to report (a link to a file outside the folder)."""
 
     reason: str
-    n: int = 1
     path: str | None = None
+    where: str | None = None
+
+    @property
+    def n(self) -> int:
+        """How many files or folders it counts: one."""
+        return 1
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,9 @@ def walk(
         # Pruning in place is how os.walk is told not to descend.
         dirnames[:] = [d for d in dirnames if os.path.join(dirpath, d) != own
                        and not (dirpath == own and d in OWN_FOLDERS)]
-        yield Skipped("hidden", sum(d.startswith(".") for d in dirnames))
+        for d in dirnames:
+            if d.startswith("."):
+                yield Skipped("hidden", where=os.path.join(dirpath, d, ""))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                              and (scope is None or scope.leads_to(os.path.join(dirpath, d))))
         if ignores is not None:
@@ -142,7 +149,8 @@ def walk(
             yield from pending
             pending.clear()
             kept = [d for d in dirnames if not ignores.ignored(os.path.join(dirpath, d), is_dir=True)]
-            yield Skipped("ignored", len(dirnames) - len(kept))
+            for d in sorted(set(dirnames) - set(kept)):
+                yield Skipped("ignored", where=os.path.join(dirpath, d, ""))
             dirnames[:] = kept
         directory = Path(dirpath)
         for filename in sorted(filenames):
@@ -150,17 +158,17 @@ def walk(
             if scope is not None and not scope.covers(str(path)):
                 continue
             if filename.startswith("."):
-                yield Skipped("hidden")
+                yield Skipped("hidden", where=str(path))
                 continue
             if ignores is not None and ignores.ignored(os.path.join(dirpath, filename), is_dir=False):
-                yield Skipped("ignored")
+                yield Skipped("ignored", where=str(path))
                 continue
             if format_for(path) is None:
                 if dirpath != own:  # the index's database, vectors and lock, where the index is the root
-                    yield Skipped("unsupported")
+                    yield Skipped("unsupported", where=str(path))
                 continue
             if not selected(path.relative_to(base).as_posix(), filename, include, exclude):
-                yield Skipped("excluded")
+                yield Skipped("excluded", where=str(path))
                 continue
             if not follow_links and path.is_symlink() and not is_under(os.path.realpath(path), str(base)):
                 yield Skipped("a link to a file outside the folder (--follow-links to index it)", path=str(path))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -56,9 +57,10 @@ READ_AHEAD_CHARS = 32 * 2**20
 # flushes' worth of passages (about 12 MB of vectors at 384 dimensions), and a job once a batch's worth waits.
 PREFETCH_FLUSHES = 16
 PREFETCH_MINIMUM = 32
-# The worker embeds a job this many passages at a time, and stops between two such groups once the run is ending
-# (an error, Ctrl-C): a run that stops waits for one group, not for a whole job.
-PREFETCH_GROUP = 128
+# Passages encoded per call, on either thread, with progress after each (about a second of work on a laptop CPU);
+# the worker also stops between two groups once the run is ending (an error, Ctrl-C), so a run that stops waits
+# for one group, not for a whole job.
+PROGRESS_GROUP = 64
 
 
 # How a run's tasks are loaded, split (and embedded): each task's ReadFile and, where workers embedded it, its
@@ -127,6 +129,10 @@ class Ingest:
         self.gone: list[int] = []  # stored documents whose files hold no text any more
         self.last_save = time.monotonic()
         self.total: int | None = None  # passages this run will embed, once known
+        # Passages the encoder has returned in this run, on either thread: progress counts these as each group of
+        # PROGRESS_GROUP comes back, not as a commit lands (a first commit waited for the worker's whole prefix).
+        self.embedded_now = 0
+        self._count_lock = threading.Lock()
         self.recorded = False  # whether this run's embedding is among the index's settings yet
         self.prefetch: Prefetch | None = None  # embedding the first documents while the rest are read
         # Where the stored vectors a changed, renamed or copied file keeps are found (None: every passage of a
@@ -182,10 +188,12 @@ class Ingest:
         prefetch = self.prefetch = Prefetch(
             self.encoder,
             lambda r: to_embed(self._inputs(r.document, r.spans), self.found.get(r.task.key)),  # type: ignore[arg-type]
-            PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM, PREFETCH_GROUP)
+            PREFETCH_FLUSHES * FLUSH_PASSAGES, PREFETCH_MINIMUM, PROGRESS_GROUP, on_group=self._embedded)
         try:
             for n, task in enumerate(tasks, 1):
-                self._stage(f"reading files {n}/{len(tasks)}" + (", loading the model" if prefetch.loading else ""))
+                self._stage(f"reading files {n}/{len(tasks)}" + (", loading the model" if prefetch.loading else
+                                                                 f", {self.embedded_now} passages embedded"
+                                                                 if self.embedded_now else ""))
                 result = prepare(task, self.splitter, self.offsets, self.max_bytes)
                 found = self._reusable(result) if embeds(result) else None
                 counts.append(len(result.spans) - (found.count if found is not None else 0))
@@ -203,7 +211,7 @@ class Ingest:
             prefetch.close()
             self.total = sum(counts)
             if self.progress:
-                self.progress(0, self.total)
+                self.progress(min(self.embedded_now, self.total), self.total)
             for i, task in enumerate(tasks):
                 result, kept[i] = kept[i], None  # let each document go once it is taken
                 if result is None:
@@ -231,7 +239,7 @@ class Ingest:
                 files.append(item.path)
             elif isinstance(item, Skipped):
                 if item.path is None:
-                    self.summary.skipped[item.reason] += item.n
+                    self.summary.skip(item.reason, item.where)
                 else:
                     self._fail(item.path, item.reason)
             elif isinstance(item, Failed):
@@ -377,6 +385,18 @@ class Ingest:
         made = [(s.start, s.end, sec) for s, sec in zip(result.spans, sections, strict=True)]
         return made == self.stores.passage_layout(result.task.stored_id)
 
+    def _embedded(self, n: int) -> None:
+        """``n`` more passages came back from the encoder (called on the worker's thread too)."""
+        with self._count_lock:
+            self.embedded_now += n
+            done = self.embedded_now
+        if not self.progress:
+            return
+        if self.total is not None:
+            self.progress(min(done, self.total), self.total)
+        elif self.stages is not None:  # a distributed run learns its total as it goes
+            self.progress(done, None)
+
     def _stage(self, text: str) -> None:
         """Tell the reporter what the run is doing, where it listens for that (``Progress``)."""
         stage = getattr(self.progress, "stage", None)
@@ -434,13 +454,13 @@ class Ingest:
         if texts:
             if not getattr(self.encoder, "is_loaded", True):
                 self._stage("loading the model")
-            # Encoded FLUSH_PASSAGES at a time, with progress after each: one large file (a 50 MB text is some
-            # 126,000 passages, one document and so one commit) otherwise reported nothing until it was done.
+            # Encoded PROGRESS_GROUP at a time, with progress after each: a flush (or one large file, a 50 MB text
+            # is some 126,000 passages and one commit) otherwise reported nothing until it was done. A text's vector
+            # does not depend on its batch, so the groups change no vector.
             parts = []
-            for at in range(0, len(texts), FLUSH_PASSAGES):
-                parts.append(self.encoder.encode(texts[at : at + FLUSH_PASSAGES]))
-                if self.progress and at + FLUSH_PASSAGES < len(texts):
-                    self.progress(self.summary.passages_embedded + at + FLUSH_PASSAGES, self.total)
+            for at in range(0, len(texts), PROGRESS_GROUP):
+                parts.append(self.encoder.encode(texts[at : at + PROGRESS_GROUP]))
+                self._embedded(len(parts[-1]))
             vectors = np.concatenate(parts)
         else:
             vectors = np.zeros((0, 0), dtype=np.float32)
@@ -464,11 +484,11 @@ class Ingest:
                 self.stores.put_settings(rows)
             self.recorded = True
         self._commit(list(zip(self.pending, items, strict=True)))
+        if self.stages is not None:  # a distributed run's workers embedded them: counted as they land
+            self._embedded(embedded)
         self.summary.passages_embedded += embedded
         self.summary.passages_reused += reused
         self.pending, self.pending_passages = [], 0
-        if self.progress:
-            self.progress(self.summary.passages_embedded, self.total)
         if time.monotonic() - self.last_save > SAVE_EVERY_S:
             self.stores.flush(final=False)
             self.last_save = time.monotonic()

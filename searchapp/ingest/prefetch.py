@@ -20,11 +20,12 @@ class Prefetch:
     before :meth:`wait` (``Ingest._flush``)."""
 
     def __init__(self, encoder: EncoderLike, inputs: Callable[[ReadFile], list[str]], most: int, minimum: int,
-                 group: int) -> None:
+                 group: int, on_group: Callable[[int], None] | None = None) -> None:
         # At most ``most`` passages in all; a job once ``minimum`` wait; embedded ``group`` at a time, the worker
         # stopping between two groups once the run is ending.
         self.encoder, self.most, self.minimum, self.group = encoder, most, minimum, group
         self.inputs = inputs  # what the encoder is handed for a document's passages (made when its job is)
+        self.on_group = on_group  # told how many passages each group embedded, on the worker's thread
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-embed")
         self.open = True
         self.waiting: list[tuple[int, ReadFile]] = []  # (task index, the document read)
@@ -87,6 +88,8 @@ class Prefetch:
             if self.stopping.is_set():
                 raise CancelledError("the ingest ended before this job")
             parts.append(self.encoder.encode(texts[at : at + self.group]))
+            if self.on_group is not None:
+                self.on_group(len(parts[-1]))
         return np.concatenate(parts)
 
     def _submit(self) -> None:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 # How the summary counts the files skipped without a warning, and those refused before reading: every key is
 # always present in the JSON.
 SKIP_REASONS = ("hidden", "ignored", "unsupported", "excluded", "empty", "too_large")
+# The most skipped files and folders an ingest lists by path (``skipped_files``); the rest are counted
+# (``skipped_files_omitted``): a repository's node_modules must not make a summary of megabytes.
+MAX_SKIPPED_LISTED = 1000
 
 @dataclass
 class IngestSummary:
@@ -29,6 +32,20 @@ class IngestSummary:
     failures: list[tuple[str, str]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    # (path, reason) of the files and folders (a folder's path ends in a separator) ``skipped`` counts, the first
+    # MAX_SKIPPED_LISTED of them in the walk's order; how many more.
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    skipped_files_omitted: int = 0
+
+    def skip(self, reason: str, where: str | None = None) -> None:
+        """Count one file or folder left out for ``reason``, listed by path where it is given."""
+        self.skipped[reason] += 1
+        if where is None:
+            return
+        if len(self.skipped_files) < MAX_SKIPPED_LISTED:
+            self.skipped_files.append((where, reason))
+        else:
+            self.skipped_files_omitted += 1
 
     def to_dict(self) -> dict[str, object]:
         """The stable JSON form documented in docs/cli.md."""
@@ -44,4 +61,6 @@ class IngestSummary:
             "failures": [{"path": p, "reason": r} for p, r in self.failures],
             "skipped": {reason: self.skipped[reason] for reason in SKIP_REASONS},
             "warnings": [{"path": p, "warning": w} for p, w in self.warnings],
+            "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
+            "skipped_files_omitted": self.skipped_files_omitted,
         }

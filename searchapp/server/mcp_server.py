@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -135,6 +135,36 @@ class McpTool:
         )
 
 
+class McpSearch(schemas.SearchRequest):  # type: ignore[misc, valid-type]
+    text: Literal["clean", "exact"] = Field(
+        default="clean", description="The one text each hit carries: clean (markup blanks collapsed, include "
+        "directives' lines dropped: for a prompt) or exact (the document's text[start:end], offsets exact).")
+
+    def search_kwargs(self) -> dict[str, Any]:
+        return {k: v for k, v in super().search_kwargs().items() if k != "text"}
+
+
+class McpSearchResponse(BaseModel):
+    """One query's hits as ``POST /search`` gives them, each with one ``text`` (the form asked), not two."""
+
+    query: str
+    mode: str
+    hits: list[dict[str, Any]]
+
+
+def _search(index: Index, args: McpSearch) -> McpSearchResponse:
+    # An agent pays for every character it is handed: a hit carries the text asked for, once.
+    found = run_search(index, [args.query], args)[0]
+    hits = []
+    for hit in found.hits:
+        shown = hit.to_dict()
+        clean = shown.pop("clean_text")
+        if args.text == "clean":
+            shown["text"] = clean
+        hits.append(shown)
+    return McpSearchResponse(query=found.query, mode=found.mode, hits=hits)
+
+
 def _list_documents(index: Index, args: ListDocuments) -> DocumentList:
     docs = [d for d in index.documents() if args.path_prefix is None or d.path.startswith(args.path_prefix)]
     page = docs[args.offset:args.offset + args.limit]
@@ -145,8 +175,8 @@ def _tools(read_only: bool) -> list[McpTool]:
     return [
         McpTool("search", "The k best passages of the index for a query (a question or keywords), as the HTTP API's "
                 "POST /search returns them: each hit with its document's path (a file) or id (a text), title, "
-                "section, the passage's [start, end) offsets in the document's text, score, text and snippet.",
-                schemas.SearchRequest, schemas.SearchResponse, lambda ix, a: run_search(ix, [a.query], a)[0]),
+                "section, the passage's [start, end) offsets in the document's text, score, text (clean for a prompt "
+                "unless text: exact is asked) and snippet.", McpSearch, McpSearchResponse, _search),
         McpTool("get_document", "A document's text (a file's path or a text's id), from start, at most max_chars "
                 "characters, rebuilt from its stored passages; read a long one in windows (truncated says so).",
                 GetDocument, schemas.DocumentTextResponse,

@@ -22,7 +22,7 @@ from searchapp.filters import Filter
 from searchapp.lines import Position
 from searchapp.store.rows import Candidates, DocumentPassages, NewDocument, PassageRecord, StoredDocument
 from searchapp.store.vector_policy import VectorPolicy
-from searchapp.types import ExportedDocument, ExportedPassage, Run
+from searchapp.types import ExportedDocument, ExportedPassage, Run, names_no_document
 
 # Rows fetched from a cursor at a time by a streamed read (export).
 STREAM_ROWS = 1000
@@ -113,12 +113,14 @@ class Stores(ABC):
         not hold: no answer would read as "nothing relevant" (a misspelled name). The one rule of every listing and
         search (the query engine asks it only when a query found nothing, so a search that finds something pays
         for no lookup)."""
-        if flt.collection is not None:
+        if flt.collection is not None and not names_no_document(flt.collection):
             held = self.collection_counts()
             if flt.collection not in held:
                 names = ", ".join(sorted(held)) if held else "none: no document is in a named collection"
                 raise ConfigError(f"collection {flt.collection!r} is not in this index; its collections: {names}")
-        if flt.path_prefix is not None and not self.holds_prefix(flt.path_prefix):
+        # A string no database's text can hold (a NUL) matches nothing, and is no misspelling to list names for.
+        if (flt.path_prefix is not None and not names_no_document(flt.path_prefix)
+                and not self.holds_prefix(flt.path_prefix)):
             folder = self.file_folder()
             where = f"its files are under {folder}" if folder else "it holds no file"
             raise ConfigError(f"no document's path or id starts with {flt.path_prefix!r}: {where}")

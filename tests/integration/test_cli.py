@@ -18,8 +18,8 @@ HIT_FIELDS = {
     "metadata", "snippet", "explain", "other_passages", "section", "line", "column", "end_line", "end_column",
     "clean_text", "scores", "match_line",
 }
-SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "seconds", "failures",
-                  "skipped", "warnings"}
+SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "passages_reused",
+                  "seconds", "failures", "skipped", "warnings", "skipped_files", "skipped_files_omitted"}
 
 
 def make_docs(root: Path) -> None:

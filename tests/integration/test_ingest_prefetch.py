@@ -109,7 +109,7 @@ def test_a_run_that_fails_while_reading_stops_the_worker_after_its_group(tmp_pat
     # flushes of passages), only for the group it is embedding.
     import time
 
-    monkeypatch.setattr(pipeline, "PREFETCH_GROUP", 4)
+    monkeypatch.setattr(pipeline, "PROGRESS_GROUP", 4)
     monkeypatch.setattr(pipeline, "PREFETCH_MINIMUM", 4)
     embedding, failed = threading.Event(), threading.Event()
     started_after: list[int] = []

@@ -39,7 +39,7 @@ def test_documents_lists_files_and_texts_with_passages_and_sizes(  # type: ignor
     assert isinstance(indexed_at, float) and abs(time.time() - indexed_at) < 600
     assert f == {"path": str(docs / "keys.txt"), "source": "file", "title": "keys", "passages": 1,
                  "size": len("Rotate the signing keys every quarter.\n"),
-                 "mtime": os.stat(docs / "keys.txt").st_mtime, "indexed_at": indexed_at}
+                 "mtime": os.stat(docs / "keys.txt").st_mtime, "indexed_at": indexed_at, "collection": None}
     assert by_path["t0"]["source"] == "text" and by_path["t0"]["passages"] == 1 and len(out) == 6
     assert isinstance(by_path["t0"]["indexed_at"], float)
     table = runner.invoke(app, ["documents", "-i", ix])

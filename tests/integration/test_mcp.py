@@ -161,7 +161,10 @@ def test_http_without_a_key_answers_loopback_names_only(small_index) -> None:  #
 def test_tools_share_the_http_api_declarations_and_bounds(small_index) -> None:  # type: ignore[no-untyped-def]
     async def session(c: Client) -> None:
         search = next(t for t in (await c.list_tools()).tools if t.name == "search")
-        assert search.input_schema == SearchRequest.model_json_schema()
+        # The route's request, and the one text each hit carries (MCP's own: clean for a prompt by default).
+        shared = SearchRequest.model_json_schema()
+        assert {k: v for k, v in search.input_schema["properties"].items() if k != "text"} == shared["properties"]
+        assert search.input_schema["properties"]["text"]["default"] == "clean"
         assert set(OPTIONS) <= set(search.input_schema["properties"])
         too_many = await c.call_tool("search", {"query": "keys", "k": MAX_K + 1})
         assert too_many.is_error and too_many.content[0].text.startswith("k: ")
@@ -203,7 +206,8 @@ def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, t
     (tmp_path / "docs" / "shed.txt").write_text("The shed key hangs by the door.", encoding="utf-8")
     small_index.ingest(tmp_path / "docs")
     file_path = str((tmp_path / "docs" / "shed.txt").resolve())
-    expected = [h.to_dict() for h in small_index.search("when do signing keys expire?", k=3, group_by="document")]
+    expected = [{**{k: v for k, v in h.to_dict().items() if k != "clean_text"}, "text": h.clean_text}
+                for h in small_index.search("when do signing keys expire?", k=3, group_by="document")]
 
     async def session(c: Client) -> None:
         assert [t.name for t in (await c.list_tools()).tools] == [*READ_TOOLS, "add_texts", "remove"]
@@ -382,14 +386,17 @@ def test_stdio_answers_each_malformed_line_with_a_json_rpc_error_and_goes_on(sma
     assert proc.returncode == 0 and "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
 
 
-def test_a_search_tool_hit_carries_its_clean_text(small_index) -> None:  # type: ignore[no-untyped-def]
+def test_a_search_tool_hit_carries_one_text_clean_by_default(small_index) -> None:  # type: ignore[no-untyped-def]
+    # Hits carried both text and clean_text: an agent paid for each passage twice.
     small_index.add_texts(["Prune   the   roses.\n\n\n\n--8<-- \"roses.md\"\nIn  March."], ids=["r1"])
 
     async def session(c: Client) -> None:
         hit = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1})).structured_content[
             "hits"][0]
-        assert hit["path"] == "r1" and "   " in hit["text"]
-        assert hit["clean_text"] == "Prune the roses.\n\nIn March."
+        assert hit["path"] == "r1" and hit["text"] == "Prune the roses.\n\nIn March." and "clean_text" not in hit
+        exact = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1, "text": "exact"})
+                 ).structured_content["hits"][0]
+        assert "   " in exact["text"] and "clean_text" not in exact
 
     drive(create_server(small_index), session)
 
