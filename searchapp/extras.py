@@ -1,15 +1,18 @@
 """The optional extras (pyproject.toml's ``[project.optional-dependencies]``) and the one message a missing one
 gives: what needs it, which module is missing, and the install command that fits how this searchapp was installed.
 
-A released install (a wheel from an index or a file) is told ``pip install 'searchapp[server]'``; an editable
-install of a checkout (``pip install -e .``, what ``scripts/setup.sh`` makes) is told ``pip install -e
-'/path/to/checkout[server]'``, since the released name would install a second searchapp over the checkout. How it
+A released install (a wheel from an index or a file) is told ``PYTHON -m pip install 'searchapp[server]'``; an
+editable install of a checkout (``pip install -e .``, what ``scripts/setup.sh`` makes) is told ``PYTHON -m pip
+install -e '/path/to/checkout[server]'``, since the released name would install a second searchapp over the
+checkout. ``PYTHON`` is the interpreter running searchapp, so the extra lands in its environment. How it
 was installed is read from the installed distribution's ``direct_url.json`` (PEP 610), which pip writes.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from importlib import metadata
 from urllib.parse import unquote, urlparse
 
@@ -19,11 +22,13 @@ DISTRIBUTION = "searchapp"
 
 
 def install_command(extra: str) -> str:
-    """The pip command that adds ``extra`` to this install."""
+    """The pip command that adds ``extra`` to this install, run by this interpreter (``PYTHON -m pip``): a bare
+    ``pip`` is whichever comes first on the PATH, often not the environment searchapp runs in."""
+    python = shlex.quote(sys.executable or "python3")
     checkout = _editable_checkout()
     if checkout is not None:
-        return f"pip install -e '{checkout}[{extra}]'"
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+        return f"{python} -m pip install -e '{checkout}[{extra}]'"
+    return f"{python} -m pip install '{DISTRIBUTION}[{extra}]'"
 
 
 def missing(extra: str, what: str, exc: ImportError) -> ConfigError:

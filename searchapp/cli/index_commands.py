@@ -72,10 +72,14 @@ def remove(
         removed = ix.remove_targets(targets)
     if as_json:
         emit_json({"removed": len(removed), "documents": removed})
-        return
-    for key in removed:
-        say(f"removed {display_path(key) if os.path.isabs(key) else key}")
-    say(f"removed {len(removed)}")
+    else:
+        for key in removed:
+            say(f"removed {display_path(key) if os.path.isabs(key) else key}")
+        say(f"removed {len(removed)}")
+    if not removed:  # as `git rm` of a path it does not track: a mistyped name is not a success
+        say(f"error: nothing in the index is named {', '.join(map(repr, targets))} (a file, a folder or a text id; "
+            "searchapp documents lists them)", err=True)
+        raise typer.Exit(1)
 
 
 def documents(

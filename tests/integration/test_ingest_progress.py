@@ -167,7 +167,7 @@ def test_a_first_ingest_speaks_within_a_second_moves_each_batch_and_times_the_co
     from searchapp.encode.encoder import LazyEncoder
     from tests.fakes import FakeEncoder
 
-    batch_s, prepare_s = 0.25, 1.5
+    batch_s, prepare_s = 0.5, 2.0
 
     class Slow(FakeEncoder):
         def encode(self, texts: list[str], truncate: bool = False):  # type: ignore[no-untyped-def]

@@ -58,7 +58,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, real_encoder) -> Path:  # ty
     (base / "docs").mkdir()
     (base / "docs" / "guide.md").write_text(GUIDE, encoding="utf-8")
     with Index(base / "ix", create=True, config=IndexConfig.from_flat(max_tokens=48), encoder=real_encoder) as ix:
-        ix.ingest(base / "docs")
+        ix.ingest(base / "docs", collection="guides")
         ids, texts, metas = zip(*notes(), strict=True)
         ix.add_texts(list(texts), ids=list(ids), metadatas=list(metas))
         ix.add_texts([HOSTILE], ids=["hostile"], titles=['<b onmouseover="alert(3)">bold title</b>'],
@@ -309,6 +309,23 @@ def test_filters_restrict_the_results(tab: Tab, server: Server) -> None:
     tab.search("rotate the signing keys")
     expect(page.locator("#message")).to_contain_text("No match")
     expect(page.locator("#message")).to_contain_text("without the filters")
+
+
+def test_a_collection_is_picked_from_those_the_server_lists(tab: Tab, server: Server) -> None:
+    # The page had no way to search one collection (the CLI, HTTP and MCP had).
+    page = tab.open()
+    page.click("#filters summary")
+    names = page.eval_on_selector_all("#collection option", "options => options.map(o => o.value)")
+    assert names == ["", *server.api("GET", "/status")["collections"]] == ["", "guides"]
+    page.select_option("#collection", "guides")
+    tab.search("rotate the signing keys")
+    want = server.api("POST", "/search", json={"query": "rotate the signing keys", "k": 10,
+                                               "filters": {"collection": "guides"}})
+    assert result_paths(page) == [h["path"] for h in want["hits"]] and want["hits"]
+    assert "collection=guides" in page.url
+    page.select_option("#collection", "")
+    tab.search("rotate the signing keys")
+    assert any(p.startswith("notes/") for p in result_paths(page))
 
 
 def test_untrusted_text_is_shown_as_text(tab: Tab) -> None:

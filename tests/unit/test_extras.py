@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shlex
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -52,7 +53,8 @@ class FakeDistribution:
 def test_the_hint_fits_the_install(direct_url: dict[str, object] | None, expected: str,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(metadata, "distribution", lambda name: FakeDistribution(direct_url))
-    assert extras.install_command("server") == expected
+    # Run by this interpreter: a bare `pip` is whichever comes first on the PATH.
+    assert extras.install_command("server") == f"{shlex.quote(sys.executable)} -m {expected}"
 
 
 def test_not_installed_at_all_gets_the_released_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,7 +62,7 @@ def test_not_installed_at_all_gets_the_released_form(monkeypatch: pytest.MonkeyP
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "distribution", absent)
-    assert extras.install_command("mcp") == "pip install 'searchapp[mcp]'"
+    assert extras.install_command("mcp") == f"{shlex.quote(sys.executable)} -m pip install 'searchapp[mcp]'"
 
 
 def test_serve_without_its_extra_is_one_line_with_this_installs_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -151,7 +151,8 @@
     const mode = SETTINGS.modes.includes(p.get("mode")) ? p.get("mode") : SETTINGS.mode;
     const page = Math.max(0, Math.min(Number.parseInt(p.get("page") || "0", 10) || 0, LAST_PAGE));
     return {
-      q: p.get("q") || "", mode, prefix: p.get("prefix") || "", meta: p.get("meta") || "", page,
+      q: p.get("q") || "", mode, prefix: p.get("prefix") || "", meta: p.get("meta") || "",
+      collection: p.get("collection") || "", page,
       doc: p.get("doc"), passage: p.get("p"), at: Number.parseInt(p.get("s") || "0", 10) || 0,
     };
   }
@@ -160,6 +161,7 @@
     const p = new URLSearchParams({ q: state.q, mode: state.mode });
     if (state.prefix) p.set("prefix", state.prefix);
     if (state.meta) p.set("meta", state.meta);
+    if (state.collection) p.set("collection", state.collection);
     if (state.page) p.set("page", String(state.page));
     return p;
   }
@@ -222,6 +224,7 @@
     const filters = {};
     if (Object.keys(metadata).length) filters.metadata = metadata;
     if (state.prefix) filters.path_prefix = state.prefix;
+    if (state.collection) filters.collection = state.collection;
     return Object.keys(filters).length ? filters : null;
   }
 
@@ -236,14 +239,16 @@
     for (const radio of form().elements.mode) radio.checked = radio.value === state.mode;
     $("path-prefix").value = state.prefix;
     $("meta").value = state.meta;
-    if (state.prefix || state.meta) $("filters").open = true;
+    $("collection").value = state.collection;
+    if (state.prefix || state.meta || state.collection) $("filters").open = true;
   }
 
   function formState(page) {
     const data = new FormData(form());
     return {
       q: String(data.get("q") || "").trim(), mode: String(data.get("mode") || SETTINGS.mode),
-      prefix: String(data.get("prefix") || "").trim(), meta: String(data.get("meta") || "").trim(), page,
+      prefix: String(data.get("prefix") || "").trim(), meta: String(data.get("meta") || "").trim(),
+      collection: String(data.get("collection") || ""), page,
     };
   }
 
@@ -547,6 +552,17 @@
     const parts = [`${status.documents} documents`, `${status.passages} passages`, status.model];
     if (status.read_only) parts.push("read-only");
     setText($("index-info"), parts.filter(Boolean).join(" · "));
+    // The collections the server says the index holds (GET /status): the page keeps no list of its own.
+    const picker = $("collection");
+    for (const name of status.collections || []) {
+      const option = document.createElement("option");
+      option.value = name;
+      setText(option, name);
+      picker.append(option);
+    }
+    const named = (status.collections || []).length > 0;
+    picker.hidden = !named;
+    $("collection-label").hidden = !named;
   }
 
   async function connect() {
