@@ -149,8 +149,11 @@ def test_three_processes_making_the_int8_graph_at_once_all_succeed(cache: Path, 
         np.testing.assert_allclose(np.array(json.loads(out)), reference, atol=1e-6)
     target = int8_graph_path(MODEL)
     assert problem(target) is None
-    assert sorted(p.name for p in target.parent.iterdir()) == sorted([target.name, target.name + MANIFEST,
-                                                                       target.name + ".lock"])
+    # The graph, its record, its lock and the stat it was last hashed at: no maker's leftovers.
+    assert sorted(p.name for p in target.parent.iterdir()) <= sorted([target.name, target.name + MANIFEST,
+                                                                       target.name + ".lock",
+                                                                       target.name + ".verified"])
+    assert {target.name, target.name + MANIFEST} <= {p.name for p in target.parent.iterdir()}
     assert squatter.is_dir() and not any(squatter.iterdir())
 
 
@@ -186,3 +189,29 @@ def test_another_install_s_graphs_are_left_alone(cache: Path) -> None:
     target.unlink()
     assert load(MODEL, "mean", None, precision="int8") is not None
     assert theirs.read_bytes() == b"another install's graph" and unrecorded.exists()
+
+
+def test_a_graph_hashed_whole_once_is_not_hashed_again_by_the_next_process_until_it_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each one-shot query's process hashed the 60-90 MB graph again (0.05-0.07 s a run).
+    from searchapp.encode import cached_file
+
+    target = tmp_path / "model-0123456789abcdef.onnx"
+    cached_file.made(target, lambda out: out.write_bytes(b"graph bytes " * 1000), "test")
+    hashed: list[Path] = []
+    real = cached_file.file_sha256
+    monkeypatch.setattr(cached_file, "file_sha256", lambda path: hashed.append(path) or real(path))
+    monkeypatch.setattr(cached_file, "_VERIFIED", {})  # a new process
+    assert cached_file.problem(target) is None
+    assert cached_file.problem(target) is None
+    assert hashed == [] or hashed == [target]  # at most once: the stamp the maker wrote holds
+    hashed.clear()
+    monkeypatch.setattr(cached_file, "_VERIFIED", {})
+    assert cached_file.problem(target) is None and hashed == []
+    data = bytearray(target.read_bytes())
+    data[5] ^= 1
+    stat_before = target.stat()
+    target.write_bytes(bytes(data))
+    os.utime(target, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))  # the modification time put back
+    monkeypatch.setattr(cached_file, "_VERIFIED", {})
+    assert "sha256 differs" in (cached_file.problem(target) or "")  # the change time moved: hashed, and caught
