@@ -341,6 +341,7 @@ def run(app: Callable[[], Any]) -> None:
         code = 1
     sys.stdout = out.stream or sys.__stdout__  # type: ignore[assignment]
     sys.stderr = err.stream
+    _began["process"] = False  # a later command in this process (an embedding app's) is timed from its own start
     raise SystemExit(code)
 
 

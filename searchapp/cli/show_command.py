@@ -1,5 +1,6 @@
-"""``searchapp show``: a passage in the lines around it, or a whole document, read from the index (never from the
-file on disk, which may have changed since it was indexed), with a query's words marked.
+"""``searchapp show``: a passage in the lines around it, or a whole document, with a query's words marked: a file's
+own lines, read from disk while it is the file indexed and its reader kept its offsets (:func:`file_text`), else
+the text as the index holds it (a file changed since, or one whose text is extracted).
 
 It reads through the calls the HTTP API's ``GET /passages/{id}/context`` and ``GET /documents/{id}`` make
 (``Index.context``, ``Index.document``) and marks words as their ``q`` does (``query/snippets.highlights``).
@@ -7,6 +8,7 @@ It reads through the calls the HTTP API's ``GET /passages/{id}/context`` and ``G
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -27,7 +29,9 @@ from searchapp.cli.common import (
     styled,
 )
 from searchapp.cli.help import examples
-from searchapp.errors import ConfigError, DocumentNotFoundError
+from searchapp.errors import ConfigError, DocumentNotFoundError, LoadError
+from searchapp.ingest.formats.decoding import decode_text
+from searchapp.ingest.formats.load import without_nul
 from searchapp.lines import BREAK, breaks
 from searchapp.paths import own_path
 from searchapp.setting import MAX_CONTEXT_CHARS
@@ -63,6 +67,7 @@ class Shown:
     line: int | None
     highlights: tuple[tuple[int, int], ...]
     passage: PassageContext | None = None
+    read_from: str = "index"  # "file": the file on disk, unchanged since it was indexed; "index": the stored text
 
     @property
     def end(self) -> int:
@@ -80,6 +85,7 @@ class Shown:
                 "end_line": p.end_line, "end_column": p.end_column,
             },
             "highlights": [[s, e] for s, e in self.highlights],
+            "read_from": self.read_from,
         }
 
 
@@ -103,6 +109,7 @@ def show(
     from searchapp.query.snippets import QueryTerms, highlights
 
     passage: PassageContext | None = None
+    disk: str | None = None
     with errors(), Index(index) as ix:
         doc: PassageContext | DocumentText
         if _PASSAGE_ID.fullmatch(target) and not text_id:
@@ -116,12 +123,44 @@ def show(
         else:
             doc = _document(ix, target, text_id)
             text, start, line = doc.text, doc.start, 1
+        if doc.source == "file":
+            disk = file_text(ix.stores.document_sha256(doc.path), doc.path, doc.n_chars)
+            if disk is not None:  # the same characters at the same offsets, as written: markup and all
+                text = disk[start : start + len(text)]
         marks = highlights(QueryTerms(query), text, start, doc.n_chars) if query else ()
-    shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, passage)
+    shown = Shown(doc.path, doc.source, doc.title, doc.n_chars, start, text, line, marks, passage,
+                  "file" if disk is not None else "index")
     if as_json:
         emit_json(shown.to_dict())
     else:
         _print(shown)
+        if doc.source == "file" and disk is None:
+            say("(as indexed: the file has changed since, or its text is extracted from its format; markup shows "
+                "as blanks)", err=True)
+
+
+# The largest file ``show`` reads from disk to print its own lines (a bigger one prints as indexed).
+MAX_SHOWN_FILE_BYTES = 64 * 2**20
+
+
+def file_text(recorded_sha256: str | None, path: str, n_chars: int) -> str | None:
+    """The text of the file at ``path`` as written, where it is still the file indexed (its sha256 the recorded
+    one) and its reader kept its characters' offsets (the same length: plain text, Markdown, reStructuredText and
+    the other markup readers blank markup in place), else ``None`` (changed since, or a format whose text is
+    extracted: HTML, PDF, Word). Read with the ingest's own decoding."""
+    if recorded_sha256 is None:
+        return None
+    try:
+        if os.path.getsize(path) > MAX_SHOWN_FILE_BYTES:
+            return None
+        with open(path, "rb") as f:
+            data = f.read(MAX_SHOWN_FILE_BYTES + 1)
+        if hashlib.sha256(data).hexdigest() != recorded_sha256:
+            return None
+        text = without_nul(decode_text(data, path))
+    except (OSError, LoadError):
+        return None
+    return text if len(text) == n_chars else None
 
 
 def _document(ix: Index, target: str, text_id: bool = False) -> DocumentText:

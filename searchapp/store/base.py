@@ -126,6 +126,10 @@ class Stores(ABC):
             raise ConfigError(f"no document's path or id starts with {flt.path_prefix!r}: {where}")
 
     @abstractmethod
+    def document_sha256(self, key: str) -> str | None:
+        """The content hash recorded for the document ``key``, ``None`` where there is none."""
+
+    @abstractmethod
     def holds_prefix(self, prefix: str) -> bool:
         """Whether some document's key (a file's path or a text's id) starts with ``prefix``."""
 

@@ -346,6 +346,15 @@ class Records(ABC):
             "passages": c.c.passages + upsert.excluded.passages}), rows)
         conn.execute(delete(c).where(c.c.documents <= 0))
 
+    def document_sha256(self, key: str) -> str | None:
+        """The content hash recorded for the document ``key`` (a file's path or a text's id), ``None`` for none."""
+        if names_no_document(key):
+            return None
+        d = self.tables.documents
+        with self.engine.connect() as conn:
+            found = conn.execute(select(d.c.sha256).where(d.c.path == key)).first()
+        return None if found is None else str(found[0])
+
     def holds_prefix(self, prefix: str) -> bool:
         """Whether some document's key (a file's path or a text's id) starts with ``prefix``, as a filter's
         ``path_prefix`` compares: exactly, case and all."""

@@ -1,5 +1,6 @@
 """The command line's places of hits: ``path:line`` in the query table, the four fields in ``--json``, and
-``searchapp show`` (a passage in its lines, a whole document; marks, JSON, errors), read from the index only."""
+``searchapp show`` (a passage in its lines, a whole document; marks, JSON, errors): a file's own lines while it is
+the file indexed, the index's text otherwise."""
 
 from __future__ import annotations
 
@@ -63,8 +64,8 @@ def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkey
     # As grep -n -C: the passage's lines numbered with ":", the context's with "-".
     assert [(int(n), mark) for n, mark, _ in rows] == [
         (n, ":" if hit["line"] <= n <= hit["end_line"] else "-") for n in range(first, last + 1)]
-    for n, _, text in rows:  # the file's words on each line, the list bullets blanked
-        assert text.split() == [w for w in lines[int(n) - 1].split() if w != "-"]
+    for n, _, text in rows:  # the file's own lines, read from disk while it is the file indexed: bullets and all
+        assert text == lines[int(n) - 1].expandtabs(8)
     none = runner.invoke(app, ["show", str(hit["passage_id"]), "-C", "0", "-i", location, "--query", "refused keys"])
     assert [row.split(" ", 1)[0] for row in none.stdout.splitlines()[1:]] == [
         f"{n}:" for n in range(hit["line"], hit["end_line"] + 1)]
@@ -80,7 +81,7 @@ def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkey
     assert as_json["passage"] == {k: hit[k] for k in ("passage_id", "start", "end", "line", "column", "end_line",
                                                       "end_column")}
     assert (as_json["line"], as_json["end_line"]) == (hit["line"] - 1, hit["end_line"] + 1)
-    assert as_json["text"].split() == PAGE[as_json["start"] : as_json["end"]].replace("-", "").split()
+    assert as_json["text"] == PAGE[as_json["start"] : as_json["end"]] and as_json["read_from"] == "file"
     assert [PAGE[s:e] for s, e in as_json["highlights"]] == ["refused"]
     assert (as_json["path"], as_json["source"]) == (hit["path"], "file")
 
@@ -88,20 +89,26 @@ def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkey
 def test_show_a_whole_document_by_path_or_text_id(location: str, tmp_path: Path) -> None:
     whole = runner.invoke(app, ["show", "docs/keys.md", "-i", location])  # relative to the working folder
     assert whole.exit_code == 0, whole.output
-    loaded = load_document(tmp_path / "docs" / "keys.md").text
-    assert stripped_lines(whole.stdout) == stripped_lines(loaded.expandtabs(8))  # the file's lines
-    assert whole.stdout.splitlines()[5] == "  Signing keys"  # line 6 of the file: the heading, its mark blanked
+    assert stripped_lines(whole.stdout) == stripped_lines(PAGE.expandtabs(8))  # the file's own lines, from disk
+    assert whole.stdout.splitlines()[5] == "# Signing keys"  # line 6 of the file: the heading, its mark and all
     assert "\n    Indented    code about" in whole.stdout  # the tab to the next tab stop (8)
     again = runner.invoke(app, ["show", str(tmp_path / "docs" / "keys.md"), "-i", location, "--json",
                                 "--query", "keys"])
     shown = json.loads(again.stdout)
     assert (shown["start"], shown["end"], shown["line"], shown["end_line"]) == (0, len(PAGE), 1, PAGE.count("\n") + 1)
     assert shown["passage"] is None and shown["text"].count("\n") == PAGE.count("\n")
-    # Every "key" and "keys" the reader kept (the front matter's "Keys" is blanked), as a hit's snippet marks them.
-    assert shown["highlights"] == [[m.start(), m.end()] for m in re.finditer(r"(?i)\bkeys?\b", loaded)]
+    # Every "key" and "keys" of the text shown, the file's own (its front matter's "Keys" too).
+    assert shown["text"] == PAGE and shown["read_from"] == "file"
+    assert shown["highlights"] == [[m.start(), m.end()] for m in re.finditer(r"(?i)\bkeys?\b", PAGE)]
     note = runner.invoke(app, ["show", "note 1", "-i", location])
     assert note.exit_code == 0 and note.stdout == "A note about signing keys.\n"
 
+    # Changed since it was indexed: the indexed text, markup blanked, and a line saying so.
+    (tmp_path / "docs" / "keys.md").write_text(PAGE + "More.\n", encoding="utf-8")
+    stale = runner.invoke(app, ["show", "docs/keys.md", "-i", location])
+    assert stale.stdout.splitlines()[5] == "  Signing keys" and "as indexed: the file has changed" in stale.stderr
+    loaded = load_document(tmp_path / "docs" / "keys.md").text
+    assert stripped_lines(stale.stdout) == stripped_lines(loaded[: len(PAGE)].expandtabs(8))
     hostile = runner.invoke(app, ["show", "docs/hostile.txt", "-i", location])
     assert hostile.exit_code == 0 and "\x1b" not in hostile.stdout and "\x07" not in hostile.stdout
     assert "The \\x1b[2J\\x1b]52;c;ZXZpbA==\\x07 hostile line of keys." in hostile.stdout.splitlines()
