@@ -42,7 +42,11 @@ def blocks(markdown: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for chunk in re.split(r"\n\s*\n", markdown.strip()):
         if chunk.startswith("#"):
-            out.append(("heading", chunk.lstrip("#").strip()))
+            # A heading is its own line: the lines after it (no blank line between) are its first paragraph.
+            heading, _, rest = chunk.partition("\n")
+            out.append(("heading", heading.lstrip("#").strip()))
+            if rest.strip():
+                out.append(("paragraph", " ".join(rest.split())))
         elif chunk.startswith(("    ", "```", "|")):
             out.append(("code", chunk.strip("`\n")))
         else:

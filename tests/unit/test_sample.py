@@ -16,3 +16,15 @@ def test_the_sample_readme_lists_exactly_its_files_and_is_what_the_script_writes
     assert listed == {p.name for p in SAMPLE.iterdir()}
     script = runpy.run_path(str(SAMPLE.parents[1] / "scripts" / "make_sample.py"), run_name="not_main")
     assert script["DESCRIPTION"] == text
+
+
+def test_the_sample_s_html_headings_are_its_questions_not_their_answers() -> None:
+    # Each <h2> held its question and the whole answer (the script took a heading's block to its blank line): a
+    # hit's "section" was some 200-350 characters of answer.
+    from searchapp.ingest.formats.load import load_document
+
+    headings = load_document(SAMPLE / "faq.html").headings
+    assert len(headings) >= 5 and all(len(h.text) <= 80 and h.text.endswith(("?", "questions")) for h in headings)
+    script = runpy.run_path(str(SAMPLE.parents[1] / "scripts" / "make_sample.py"), run_name="not_main")
+    assert script["blocks"]("## A question?\nIts answer,\non two lines.") == [
+        ("heading", "A question?"), ("paragraph", "Its answer, on two lines.")]
