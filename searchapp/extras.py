@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from importlib import metadata
 from urllib.parse import unquote, urlparse
 
 from searchapp.errors import ConfigError
@@ -41,6 +40,8 @@ def missing(extra: str, what: str, exc: ImportError) -> ConfigError:
 def _editable_checkout() -> str | None:
     """The folder of the checkout this searchapp is an editable install of, or None (released, or not installed:
     run from a source tree on the path)."""
+    from importlib import metadata  # here: importing it costs every command ~8 ms, and few need it
+
     try:
         raw = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
     except metadata.PackageNotFoundError:

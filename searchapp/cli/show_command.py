@@ -30,8 +30,6 @@ from searchapp.cli.common import (
 )
 from searchapp.cli.help import examples
 from searchapp.errors import ConfigError, DocumentNotFoundError, LoadError
-from searchapp.ingest.formats.decoding import decode_text
-from searchapp.ingest.formats.load import without_nul
 from searchapp.lines import BREAK, breaks
 from searchapp.paths import own_path
 from searchapp.setting import MAX_CONTEXT_CHARS
@@ -148,6 +146,10 @@ def file_text(recorded_sha256: str | None, path: str, n_chars: int) -> str | Non
     one) and its reader kept its characters' offsets (the same length: plain text, Markdown, reStructuredText and
     the other markup readers blank markup in place), else ``None`` (changed since, or a format whose text is
     extracted: HTML, PDF, Word). Read with the ingest's own decoding."""
+    # Imported here: the readers' registry is not what `searchapp --help` should load.
+    from searchapp.ingest.formats.decoding import decode_text
+    from searchapp.ingest.formats.load import without_nul
+
     if recorded_sha256 is None:
         return None
     try:
