@@ -6,7 +6,6 @@ megabyte."""
 
 from __future__ import annotations
 
-import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from searchapp.ingest.code import python
 from searchapp.ingest.code.definition import MAX_DEFINITIONS
 from searchapp.ingest.code.outline import OUTLINERS, outline
 from searchapp.ingest.formats.load import load_document
+from tests.cpu_time import cpu_seconds, needs_cpu_timer
 
 # Seconds of CPU time per megabyte of hostile text: about four times the slowest case measured (a run of quotes
 # through the brace outliner, 0.7 s a megabyte).
@@ -27,23 +27,6 @@ MB = 2**20
 # take minutes by a quadratic one.
 SIZE = MB // 4
 
-needs_cpu_timer = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer (POSIX)")
-
-
-@contextmanager
-def cpu_seconds(limit: float) -> Iterator[None]:
-    """Run the block with at most ``limit`` seconds of this process's CPU time; past it, TimeoutError."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise TimeoutError(f"over {limit:.1f} s of CPU time")
-
-    previous = signal.signal(signal.SIGPROF, stop)
-    signal.setitimer(signal.ITIMER_PROF, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
 
 
 def outlined_within(text: str, outliners: tuple[str, ...]) -> None:

@@ -8,10 +8,8 @@ backtracks is interrupted at its bound (the regex engine checks for signals) rat
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 
 from searchapp.ingest.markup import read_asciidoc, read_markdown, read_rst
 from searchapp.ingest.markup.blanks import Reading
+from tests.cpu_time import cpu_seconds, needs_cpu_timer
 
 READERS: dict[str, Callable[[str], Reading]] = {"md": read_markdown, "rst": read_rst, "adoc": read_asciidoc}
 # Seconds of CPU time a reader may take per kilobyte of hostile input: about ten times what the slowest hostile
@@ -26,23 +25,6 @@ READERS: dict[str, Callable[[str], Reading]] = {"md": read_markdown, "rst": read
 CPU_PER_KB = 0.02
 LINE = 100_000
 
-needs_cpu_timer = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer (POSIX)")
-
-
-@contextmanager
-def cpu_seconds(limit: float) -> Iterator[None]:
-    """Run the block with at most ``limit`` seconds of this process's CPU time; past it, TimeoutError."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise TimeoutError(f"over {limit:.1f} s of CPU time")
-
-    previous = signal.signal(signal.SIGPROF, stop)
-    signal.setitimer(signal.ITIMER_PROF, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
 
 
 def read_within(limit: float, text: str, readers: tuple[str, ...] = tuple(READERS)) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from searchapp.ingest.formats.code import CODE
@@ -20,23 +20,21 @@ BUILTIN: tuple[Format, ...] = (TXT, MARKDOWN, RST, ASCIIDOC, HTML, PDF, DOCX, PP
 
 def by_suffix(formats: Iterable[Format]) -> dict[str, Format]:
     """``formats`` keyed by each of their suffixes; ``ValueError`` when two claim one suffix."""
-    out: dict[str, Format] = {}
-    for entry in formats:
-        for suffix in entry.suffixes:
-            if suffix in out:
-                raise ValueError(f"{suffix} is claimed by both {out[suffix].name} and {entry.name}")
-            out[suffix] = entry
-    return out
+    return _keyed(formats, lambda entry: entry.suffixes)
 
 
 def by_name(formats: Iterable[Format]) -> dict[str, Format]:
     """``formats`` keyed by each of the whole file names they claim; ``ValueError`` when two claim one name."""
+    return _keyed(formats, lambda entry: entry.names)
+
+
+def _keyed(formats: Iterable[Format], keys: Callable[[Format], Iterable[str]]) -> dict[str, Format]:
     out: dict[str, Format] = {}
     for entry in formats:
-        for name in entry.names:
-            if name in out:
-                raise ValueError(f"{name} is claimed by both {out[name].name} and {entry.name}")
-            out[name] = entry
+        for key in keys(entry):
+            if key in out:
+                raise ValueError(f"{key} is claimed by both {out[key].name} and {entry.name}")
+            out[key] = entry
     return out
 
 
