@@ -21,11 +21,6 @@ from searchapp.encode.spec import EncoderSpec
 from searchapp.encode.tokenizer import ModelOffsets
 from searchapp.errors import ConfigError, ReadOnlyError
 from searchapp.ids import key_list
-from searchapp.ingest.distributed import RayStages
-from searchapp.ingest.options import IngestOptions
-from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
-from searchapp.ingest.targets import named
-from searchapp.ingest.texts import checked_record, text_records
 from searchapp.query.engine import QueryEngine
 from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs
@@ -45,6 +40,10 @@ from searchapp.types import DocumentText, EncoderLike, ExportedDocument, Exporte
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from searchapp.ingest.distributed import RayStages
+    from searchapp.ingest.options import IngestOptions
+    from searchapp.ingest.pipeline import Ingest, IngestSummary, Progress, Record
 
 # Settings of this process alone, never stored (``open_or_create``'s runtime knobs).
 _KNOBS = ("batch_size", "threads", "lock_wait", "device")
@@ -224,6 +223,9 @@ class Index:
                 started: float | None = None, stages: RayStages | None = None) -> Ingest:
         """A run over this index's parts; what it embeds with is recorded just before its first vectors are
         written (encode/provenance.py): the workers' for a Ray run, else this process's encoder's."""
+        # Imported by the writing calls alone: a query (a one-shot command) does not pay for the readers.
+        from searchapp.ingest.pipeline import Ingest
+
         c = self.config
         embedded_with = partial(EmbeddedWith.of, self._encoder, self._own_spec())
         return Ingest(self.stores, self._encoder, c.splitter, ModelOffsets(c.model), options,
@@ -249,10 +251,14 @@ class Index:
         """
         # Timed from before the writer lock: catching up with other writers (a stale vector file rebuilt) is part
         # of the run.
+        from searchapp.ingest.options import IngestOptions
+
         started = time.perf_counter()
         given = IngestOptions.of(root, **options)
         stages = None
         if given.ray is not None:
+            from searchapp.ingest.distributed import RayStages
+
             stages = RayStages.start(given.ray, self._own_spec(), self.config.splitter, given.max_bytes,
                                      self.config.passage_context, self._limit())
         run = self._ingest(given, progress, started, stages)
@@ -262,6 +268,8 @@ class Index:
     def ingest_records(self, records: Iterable[Record]) -> IngestSummary:
         """Index in-memory documents ``(key, title, text[, metadata])``; unchanged keys are skipped (see ``Ingest``).
         A key must be a text id (``searchapp.ids.check_text_id``), else ``ConfigError``."""
+        from searchapp.ingest.texts import checked_record
+
         run = self._ingest(started=time.perf_counter())
         with self.writing():
             return self._after_run(run.run_records(checked_record(r) for r in records))
@@ -289,6 +297,8 @@ class Index:
         absolute path, a URL, a home path) or hides characters (white space at its ends, controls, zero-width or
         bidi characters: ``searchapp.ids``), or metadata that is not a JSON object (``searchapp.ingest.texts``).
         """
+        from searchapp.ingest.texts import text_records
+
         return self.ingest_records(text_records(texts, ids, metadatas, titles))
 
     def remove(self, ids: Iterable[str], source: str | None = None) -> int:
@@ -312,6 +322,8 @@ class Index:
         indexed under the link's own path, never its target's). Returns the paths (or ids) removed, sorted."""
         if isinstance(targets, str) or not all(isinstance(t, str) and t for t in targets):
             raise ConfigError("targets must be a list of paths or ids (non-empty strings)")
+        from searchapp.ingest.targets import named
+
         with self.writing():
             doomed = named(targets, self.stores.documents())
             self._drop(sorted(doomed.values()))

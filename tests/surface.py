@@ -30,12 +30,11 @@ def cli_surface() -> dict[str, Any]:
     """Every command of ``searchapp``: its help text and its parameters, as click holds them."""
     import typer.main
 
-    from searchapp.cli import app
+    from searchapp.cli import app, commands
 
     root = typer.main.get_command(app)
-    commands = {"": root, **dict(sorted(root.commands.items()))}  # type: ignore[attr-defined]
     out: dict[str, Any] = {}
-    for name, cmd in commands.items():
+    for name, cmd in {"": root, **dict(sorted(commands().items()))}.items():
         ctx = cmd.make_context(name or "searchapp", [], resilient_parsing=True)
         out[name] = {"help": cmd.help, "params": [_param(p, ctx) for p in cmd.params]}
     return out

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli.common import (
+from searchapp.cli.common import display_path, emit_json, errors, say
+from searchapp.cli.options import (
     DeviceOpt,
     JsonOpt,
     MaxTokensOpt,
@@ -18,11 +19,7 @@ from searchapp.cli.common import (
     PoolingOpt,
     PoolingParamOpt,
     PrecisionOpt,
-    display_path,
-    emit_json,
-    errors,
     fusion_options,
-    say,
 )
 from searchapp.encode.device import usable
 from searchapp.errors import SearchappError

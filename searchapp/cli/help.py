@@ -23,12 +23,9 @@ import typer
 from typer import core
 
 from searchapp.display import printable
-from searchapp.setting import MAX_C_INT
 
 # The value names shown for an option's Python type (an unknown one: VALUE).
 _KINDS: dict[object, str] = {int: "N", float: "NUMBER", str: "TEXT", Path: "PATH"}
-# Ranges whose upper bound is at least this are machine limits, left out of the help.
-_MACHINE_BOUND = MAX_C_INT
 
 
 def value_name(param: Any) -> str | None:
@@ -49,7 +46,10 @@ def value_name(param: Any) -> str | None:
 
 def range_text(low: float | None, high: float | None) -> str | None:
     """A range worth showing (``0<=x<=64``), or ``None`` for none or a machine limit's."""
-    if high is not None and high >= _MACHINE_BOUND:
+    from searchapp.setting import MAX_C_INT  # here: the root's help shows no range, and need not import it
+
+    # A range whose upper bound is at least a C int's is a machine limit, left out of the help.
+    if high is not None and high >= MAX_C_INT:
         high = None
     if low is None and high is None:
         return None

@@ -10,18 +10,8 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import (
-    DEFAULT_INDEX,
-    IndexOpt,
-    JsonOpt,
-    WaitOpt,
-    display_path,
-    emit_json,
-    errors,
-    human_size,
-    say,
-    shown_key,
-)
+from searchapp.cli.common import display_path, emit_json, errors, human_size, say, shown_key
+from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt, WaitOpt
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from searchapp.cli.common import (
+from searchapp.cli.common import command_seconds, display_path, emit_json, errors, say
+from searchapp.cli.help import examples
+from searchapp.cli.options import (
     DEFAULT_INDEX,
     READ_PANEL,
     RUN_PANEL,
@@ -30,13 +32,7 @@ from searchapp.cli.common import (
     PrecisionOpt,
     ThreadsOpt,
     WaitOpt,
-    command_seconds,
-    display_path,
-    emit_json,
-    errors,
-    say,
 )
-from searchapp.cli.help import examples
 from searchapp.cli.progress import IngestProgress
 from searchapp.setting import DEFAULT_FILE_MB, MAX_GPUS_PER_ACTOR, MAX_THREADS
 

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, IndexOpt, WaitOpt, errors, say
+from searchapp.cli.common import errors, say
+from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, WaitOpt
 from searchapp.cli.serve_command import (
     ApiKeyOpt,
     HostOpt,

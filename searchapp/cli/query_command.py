@@ -10,16 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from searchapp.cli.common import (
-    DEFAULT_INDEX,
-    IndexOpt,
-    JsonOpt,
-    errors,
-    fusion_options,
-    say,
-    search_options,
-)
+from searchapp.cli.common import errors, say
 from searchapp.cli.help import examples
+from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt, fusion_options, search_options
 from searchapp.cli.render import render_hits
 from searchapp.errors import SearchappError
 from searchapp.filters import Filter

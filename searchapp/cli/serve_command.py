@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli.common import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt, display_path, errors, say
+from searchapp.cli.common import display_path, errors, say
+from searchapp.cli.options import DEFAULT_INDEX, DeviceOpt, IndexOpt, WaitOpt
 from searchapp.cli.watch_command import PollOpt, real_folders, stopped_by_signals, watcher
 from searchapp.errors import ConfigError, SearchappError, first_line
 from searchapp.extras import missing

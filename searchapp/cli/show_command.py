@@ -17,18 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli.common import (
-    DEFAULT_INDEX,
-    IndexOpt,
-    JsonOpt,
-    color_stdout,
-    emit_json,
-    errors,
-    say,
-    shown_key,
-    styled,
-)
+from searchapp.cli.common import color_stdout, emit_json, errors, say, shown_key, styled
 from searchapp.cli.help import examples
+from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt
 from searchapp.errors import ConfigError, DocumentNotFoundError, LoadError
 from searchapp.lines import BREAK, breaks
 from searchapp.paths import own_path

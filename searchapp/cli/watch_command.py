@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from searchapp.cli import common
+from searchapp.cli import options
 from searchapp.cli.common import display_path, errors, say
 from searchapp.cli.ingest_command import embedding_progress, open_for_ingest, summary_line, warn_failures
 from searchapp.collection import check_collection
@@ -131,30 +131,30 @@ def watch(
     folders: Annotated[
         list[Path], typer.Argument(metavar="FOLDER", help="Folders to index, then follow as their files change.")
     ],
-    index: common.IndexOpt = common.DEFAULT_INDEX,
-    include: common.IncludeOpt = None,
-    exclude: common.ExcludeOpt = None,
-    model: common.ModelOpt = None,
-    pooling: common.PoolingOpt = None,
-    pooling_param: common.PoolingParamOpt = None,
-    max_tokens: common.MaxTokensOpt = None,
-    overlap: common.OverlapOpt = None,
-    precision: common.PrecisionOpt = None,
-    batch_size: common.BatchSizeOpt = 32,
-    max_file_mb: common.MaxFileMbOpt = float(DEFAULT_FILE_MB),
-    follow_links: common.FollowLinksOpt = False,
-    no_ignore: common.NoIgnoreOpt = False,
-    threads: common.ThreadsOpt = None,
+    index: options.IndexOpt = options.DEFAULT_INDEX,
+    include: options.IncludeOpt = None,
+    exclude: options.ExcludeOpt = None,
+    model: options.ModelOpt = None,
+    pooling: options.PoolingOpt = None,
+    pooling_param: options.PoolingParamOpt = None,
+    max_tokens: options.MaxTokensOpt = None,
+    overlap: options.OverlapOpt = None,
+    precision: options.PrecisionOpt = None,
+    batch_size: options.BatchSizeOpt = 32,
+    max_file_mb: options.MaxFileMbOpt = float(DEFAULT_FILE_MB),
+    follow_links: options.FollowLinksOpt = False,
+    no_ignore: options.NoIgnoreOpt = False,
+    threads: options.ThreadsOpt = None,
     debounce: DebounceOpt = 0.5,
     poll: PollOpt = None,
-    wait: common.WaitOpt = 0.0,
+    wait: options.WaitOpt = 0.0,
     collection: Annotated[
         str | None, typer.Option(help="Put the folders' documents in this named collection, as ingest --collection.")
     ] = None,
     description: Annotated[
         str | None, typer.Option(help="What the collection holds (with --collection), as ingest --description.")
     ] = None,
-    as_json: common.JsonOpt = False,
+    as_json: options.JsonOpt = False,
 ) -> None:
     """Ingest folders, then keep the index in step as files are created, changed, renamed or deleted, until
     Ctrl-C or SIGTERM (which end the watch once the write session in progress is committed).

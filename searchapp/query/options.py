@@ -9,7 +9,7 @@ use by :class:`FusionKwargs`. Derived from it:
   (``**options: Unpack[SearchKwargs]``), and their one validation, :func:`resolve`;
 - the HTTP API's request fields (``server/schemas.py``), where the fusion overrides are nested under ``fusion``
   (:func:`nest`, :func:`flatten`);
-- the ``query`` command's options (``cli/common.search_options``).
+- the ``query`` command's options (``cli/options.search_options``).
 
 A new option declared here appears in all of them.
 """

@@ -40,7 +40,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from searchapp.collection import KEY as COLLECTION_KEY
 from searchapp.collection import of_metadata
@@ -121,8 +120,7 @@ class Records(ABC):
 
     def _upsert_settings(self, conn: Connection, rows: Mapping[str, Any]) -> None:
         s = self.tables.settings
-        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        stmt = dialect.insert(s)
+        stmt = _upsert(conn, s)
         conn.execute(stmt.on_conflict_do_update(index_elements=[s.c.key], set_={"value": stmt.excluded.value}),
                      [{"key": k, "value": v} for k, v in rows.items()])
 
@@ -139,8 +137,7 @@ class Records(ABC):
     def _add_to_setting(self, conn: Connection, key: str, n: int) -> None:
         """Add ``n`` to a counter kept as a settings row (made at ``n`` if missing)."""
         s = self.tables.settings
-        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        stmt = dialect.insert(s).values(key=key, value=str(n))
+        stmt = _upsert(conn, s).values(key=key, value=str(n))
         conn.execute(stmt.on_conflict_do_update(
             index_elements=[s.c.key], set_={"value": cast(cast(s.c.value, BigInteger) + n, Text)}
         ))
@@ -174,6 +171,8 @@ class Records(ABC):
         (``store/filter_sql.py``: a number 3 is not the collection "3")."""
         metadata = self.tables.documents.c.metadata
         if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects import postgresql  # here: a folder index's process need not import it
+
             return cast(metadata, postgresql.JSONB).op("->")(COLLECTION_KEY) == func.to_jsonb(cast(literal(name), Text))
         return and_(func.json_type(metadata, f'$."{COLLECTION_KEY}"') == "text",
                     func.json_extract(metadata, f'$."{COLLECTION_KEY}"') == name)
@@ -339,8 +338,7 @@ class Records(ABC):
         if not rows:
             return
         c = self.tables.collection_counts
-        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        upsert = dialect.insert(c)
+        upsert = _upsert(conn, c)
         conn.execute(upsert.on_conflict_do_update(index_elements=[c.c.name], set_={
             "documents": c.c.documents + upsert.excluded.documents,
             "passages": c.c.passages + upsert.excluded.passages}), rows)
@@ -539,3 +537,14 @@ def _stored(row: Any) -> StoredPassage:
     i, s, e, t, line, column = row
     return StoredPassage(int(i), int(s), int(e), str(t), None if line is None else int(line),
                          None if column is None else int(column))
+
+
+def _upsert(conn: Connection, table: Table) -> Any:
+    """An INSERT into ``table`` in ``conn``'s dialect, which can take ``on_conflict_do_update`` (SQLite and
+    PostgreSQL both have it); each dialect's module imported where it is used, so that a process reading a
+    folder index does not import PostgreSQL's."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table)

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from searchapp import Index, IndexConfig
-from searchapp.cli import app
+from searchapp.cli import app, commands
 from searchapp.errors import ConfigError
 from searchapp.server.app import create_app
 from searchapp.setting import MAX_QUERY_TERMS
@@ -111,9 +110,8 @@ def test_search_bodies_are_strict_and_bounded(ix: Index, body: dict[str, Any]) -
 
 
 def _numeric_options() -> list[tuple[str, Any]]:
-    group: Any = typer.main.get_command(app)
     out = []
-    for name, command in sorted(group.commands.items()):
+    for name, command in sorted(commands().items()):
         for param in command.params:
             if param.param_type_name == "option" and param.type_descriptor.annotation in (int, float):
                 out.append((name, param))

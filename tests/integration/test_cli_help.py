@@ -7,13 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-import typer.main
 from typer.testing import CliRunner
 
-from searchapp.cli import app
+from searchapp.cli import app, commands
 
 runner = CliRunner()
-COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+COMMANDS = sorted(commands())
 
 
 def _help(*command: str) -> str:

@@ -23,8 +23,10 @@ from searchapp.setting import Setting
 PACKAGE = Path(__file__).resolve().parents[2] / "searchapp"
 
 
-def _query_command(app: typer.Typer) -> Any:
-    return typer.main.get_command(app).commands["query"]  # type: ignore[attr-defined]
+def _query_command() -> Any:
+    from searchapp.cli import commands
+
+    return commands()["query"]
 
 
 def test_the_fusion_keywords_are_the_fusion_fields() -> None:
@@ -35,8 +37,6 @@ def test_the_fusion_keywords_are_the_fusion_fields() -> None:
 
 
 def test_the_engine_the_http_schema_the_client_and_the_cli_take_the_declared_options() -> None:
-    from searchapp.cli import app
-
     names = list(OPTIONS)
     assert names == ["k", "mode", "filters", "explain", "min_score", "offset", "group_by"]
     asked, settings = resolve({"alpha": 0.3}, Fusion())
@@ -46,7 +46,7 @@ def test_the_engine_the_http_schema_the_client_and_the_cli_take_the_declared_opt
     assert list(body) == [*names, "fusion"] and body["k"] == 3 and body["fusion"] == {"alpha": 0.3}
     request = {**body, "query": "q", "fusion": {"alpha": 0.3, "k0": None}}
     assert flatten(request) == {**{n: body[n] for n in names}, "alpha": 0.3}
-    cli = {p.name: p for p in _query_command(app).params}
+    cli = {p.name: p for p in _query_command().params}
     for name, opt in OPTIONS.items():
         if name == "filters":  # the command's own --filter, --path-prefix, --path-glob
             continue
@@ -62,13 +62,12 @@ def test_the_engine_the_http_schema_the_client_and_the_cli_take_the_declared_opt
 def test_the_fusion_settings_are_declared_as_the_options_are() -> None:
     """One mechanism: each fusion setting is a Setting, from which the CLI's fusion options and the HTTP API's
     ``fusion`` object take their bounds (``k0`` its per-request bound too) and help."""
-    from searchapp.cli import app
     from searchapp.query.fusion import SETTINGS
     from searchapp.setting import MAX_K
 
     assert list(SETTINGS) == [f.name for f in fields(Fusion)]
     assert all(isinstance(s, Setting) and s.default == getattr(Fusion(), n) for n, s in SETTINGS.items())
-    cli = {p.name: p for p in _query_command(app).params}
+    cli = {p.name: p for p in _query_command().params}
     for name, s in SETTINGS.items():
         option = cli[f"fusion_{name}"]
         assert (option.min, option.max) == (s.ge, s.upper()) and option.help.startswith(s.text(s.help))
@@ -81,7 +80,7 @@ def test_the_fusion_settings_are_declared_as_the_options_are() -> None:
 
 
 def test_a_new_option_appears_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    from searchapp.cli.common import search_options
+    from searchapp.cli.options import search_options
 
     fresh = Setting(7, "A new option.", doc="A new option.", ge=1, per_request=9, name="fresh", kind=int)
     monkeypatch.setitem(OPTIONS, "fresh", fresh)
