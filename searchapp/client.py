@@ -53,6 +53,8 @@ class Client:
 
     def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]:
         """As :meth:`searchapp.Index.search`, over HTTP (``filters`` in their JSON form)."""
+        # The hits' exact text is the server's default (``text`` left out: a server from before it refuses the
+        # field); each Hit computes its clean_text from it, as one from an older server's JSON takes the one given.
         body = {"query": _checked([query], options)[0], **nest(options)}
         return [Hit.from_dict(h) for h in self._call("POST", "/search", body)["hits"]]
 

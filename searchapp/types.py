@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from searchapp.clean import clean_text
+from searchapp.errors import ConfigError
 from searchapp.lines import breaks
 
 if TYPE_CHECKING:
@@ -102,6 +103,26 @@ class Explanation:
         return cls(**{**data, "matched_terms": tuple(data["matched_terms"])})
 
 
+# The forms of a hit's text, declared once for every surface (``query --text``, the HTTP API's and MCP's ``text``,
+# the adapters' ``text``): ``exact`` is the document's ``text[start:end]`` as stored (markup blanked to spaces, so
+# that the offsets index it), ``clean`` the same passage for a prompt (clean.py: blanks collapsed, include
+# directives' lines dropped; the offsets are not its).
+TextForm = Literal["exact", "clean"]
+TEXT_FORMS: tuple[TextForm, ...] = get_args(TextForm)
+# The form a hit's JSON carries unless asked: exact on the command line, over HTTP and in the adapters (the offsets
+# index it, and a consumer of ``text`` from before the forms keeps working); clean for an agent over MCP, which pays
+# for every character and wants the text, not the offsets.
+EXACT: TextForm = "exact"
+CLEAN: TextForm = "clean"
+
+
+def check_text_form(form: str) -> TextForm:
+    """``form`` if it names one of :data:`TEXT_FORMS`, else ``ConfigError``."""
+    if form not in TEXT_FORMS:
+        raise ConfigError(f"text {form!r}: use {' or '.join(TEXT_FORMS)}")
+    return form  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class Hit:
     """One ranked search result.
@@ -119,7 +140,8 @@ class Hit:
     character), from 1, columns in characters, a line ending at ``\\n``, ``\\r\\n`` or ``\\r``; ``None`` for a
     passage of an index from before they were recorded (until its file is read again), or from an older server.
     ``clean_text`` is ``text`` for a prompt: markup blanks collapsed, include directives' lines dropped
-    (``clean.py``; its offsets are not the document's, ``start``/``end`` are ``text``'s).
+    (``clean.py``; its offsets are not the document's, ``start``/``end`` are ``text``'s); :meth:`text_as` gives
+    either by its form (:data:`TextForm`), and the JSON form (:meth:`to_dict`) carries the one asked.
     """
 
     rank: int
@@ -175,8 +197,13 @@ class Hit:
             words.setdefault(first, set()).add(self.text[at:end].casefold())
         return max(words, key=lambda first: (len(words[first]), -first))
 
-    def to_dict(self) -> dict[str, object]:
-        """The stable JSON form documented in docs/cli.md."""
+    def text_as(self, form: str) -> str:
+        """The passage's text in ``form`` (one of :data:`TEXT_FORMS`): ``text`` (exact) or ``clean_text``."""
+        return self.clean_text if check_text_form(form) == CLEAN else self.text
+
+    def to_dict(self, text: str = EXACT) -> dict[str, object]:
+        """The stable JSON form documented in docs/cli.md: the passage's one ``text`` in the form ``text`` names
+        (:data:`TEXT_FORMS`), and that form as ``text_form``."""
         return {
             "rank": self.rank,
             "score": self.score,
@@ -194,8 +221,8 @@ class Hit:
             "end_line": self.end_line,
             "end_column": self.end_column,
             "match_line": self.match_line,
-            "text": self.text,
-            "clean_text": self.clean_text,
+            "text": self.text_as(text),
+            "text_form": text,
             "metadata": dict(self.metadata),
             "snippet": self.snippet.to_dict() if self.snippet else None,
             "explain": self.explain.to_dict() if self.explain else None,
@@ -206,9 +233,14 @@ class Hit:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hit:
         """A hit from its JSON form (:meth:`to_dict`, or an HTTP response's); fields it does not know are an
-        error, fields it lacks (a server older than them) take their defaults."""
+        error, fields it lacks (a server older than them) take their defaults. The text must be the exact one
+        (``text_form`` ``"exact"``, or none: an older server's, which also gave ``clean_text``): a clean text is
+        refused (``ValueError``), for neither the offsets nor the clean text itself would hold for it."""
         fields_ = dict(data)
         fields_.pop("match_line", None)  # derived from the others
+        form = fields_.pop("text_form", EXACT)
+        if form != EXACT:
+            raise ValueError(f"a hit's JSON with a {form} text cannot be loaded: ask for the exact text")
         if fields_.get("snippet") is not None:
             fields_["snippet"] = Snippet.from_dict(fields_["snippet"])
         if fields_.get("explain") is not None:

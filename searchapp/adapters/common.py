@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from searchapp.errors import ConfigError
 from searchapp.query.options import SearchKwargs
 from searchapp.types import Hit
 
@@ -16,22 +15,6 @@ class Searcher(Protocol):
     """An :class:`searchapp.Index` or a :class:`searchapp.client.Client`: adapters work over either."""
 
     def search(self, query: str, **options: Unpack[SearchKwargs]) -> list[Hit]: ...
-
-
-# Which text of a hit an adapter's documents hold: the exact passage, or its clean text for a prompt (clean.py).
-TEXTS = ("exact", "clean")
-
-
-def check_text(text: str) -> str:
-    """``text`` if it names one of :data:`TEXTS`, else ``ConfigError``."""
-    if text not in TEXTS:
-        raise ConfigError(f"text {text!r}: use {' or '.join(TEXTS)}")
-    return text
-
-
-def passage_text(hit: Hit, text: str) -> str:
-    """The hit's passage as ``text`` (one of :data:`TEXTS`) asks: ``hit.text`` or ``hit.clean_text``."""
-    return hit.clean_text if check_text(text) == "clean" else hit.text
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from typing import Any
 
 from haystack import Document, component
 
-from searchapp.adapters.common import Searcher, check_text, hit_metadata, passage_text
+from searchapp.adapters.common import Searcher, hit_metadata
+from searchapp.types import EXACT, TextForm, check_text_form
 
 
 @component
@@ -21,10 +22,10 @@ class SearchappRetriever:
 
     def __init__(
         self, searcher: Searcher, top_k: int = 4, mode: str = "hybrid", filters: dict[str, Any] | None = None,
-        text: str = "exact",
+        text: TextForm = EXACT,
     ) -> None:
         self.searcher, self.top_k, self.mode, self.filters = searcher, top_k, mode, filters
-        self.text = check_text(text)
+        self.text = check_text_form(text)
 
     @component.output_types(documents=list[Document])
     def run(
@@ -34,6 +35,6 @@ class SearchappRetriever:
             query, k=top_k or self.top_k, mode=self.mode, filters=filters if filters is not None else self.filters
         )
         return {
-            "documents": [Document(id=str(h.passage_id), content=passage_text(h, self.text), meta=hit_metadata(h),
+            "documents": [Document(id=str(h.passage_id), content=h.text_as(self.text), meta=hit_metadata(h),
                                    score=h.score) for h in hits]
         }

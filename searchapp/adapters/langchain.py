@@ -12,7 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from searchapp.adapters.common import Searcher, check_text, hit_metadata, passage_text
+from searchapp.adapters.common import Searcher, hit_metadata
+from searchapp.types import EXACT, check_text_form
 
 
 class SearchappRetriever(BaseRetriever):
@@ -26,13 +27,13 @@ class SearchappRetriever(BaseRetriever):
     k: int = 4
     mode: str = "hybrid"
     filters: dict[str, Any] | None = None
-    text: str = "exact"  # or "clean": page_content is the hit's clean_text (markup blanks collapsed)
+    text: str = EXACT  # a TextForm; "clean": page_content is the hit's clean_text (markup blanks collapsed)
 
     def model_post_init(self, context: Any) -> None:
-        check_text(self.text)
+        check_text_form(self.text)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         searcher: Searcher = self.searcher
         hits = searcher.search(query, k=self.k, mode=self.mode, filters=self.filters)
-        return [Document(page_content=passage_text(h, self.text), metadata=hit_metadata(h), id=str(h.passage_id))
+        return [Document(page_content=h.text_as(self.text), metadata=hit_metadata(h), id=str(h.passage_id))
                 for h in hits]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +17,7 @@ from searchapp.errors import SearchappError
 from searchapp.filters import Filter
 from searchapp.keyvalue import parse_choices
 from searchapp.paths import own_path
+from searchapp.types import EXACT, TextForm
 
 
 def register(app: typer.Typer) -> None:
@@ -27,13 +27,6 @@ def register(app: typer.Typer) -> None:
         "searchapp query 'signing keys' -k 5 --collection guides",
         "searchapp query SESSION_COOKIE_SECURE --mode lexical --json",
     ))(query)
-
-
-class TextForm(str, Enum):
-    """Which text of a passage the query table shows (the JSON gives both, ``text`` and ``clean_text``)."""
-
-    exact = "exact"
-    clean = "clean"
 
 
 @fusion_options()
@@ -58,10 +51,10 @@ def query(
         str | None, typer.Option(help="Only documents of this named collection (ingest --collection).")
     ] = None,
     text_form: Annotated[
-        TextForm, typer.Option("--text", help="The passage text the table shows: exact (as stored, markup blanked "
-                               "to spaces) or clean (blanks collapsed, include directives dropped, as --json's "
-                               "clean_text).")
-    ] = TextForm.exact,
+        TextForm, typer.Option("--text", help="The passage text the table and --json show: exact (as stored, markup "
+                               "blanked to spaces; --json's start and end index it) or clean (blanks collapsed, "
+                               "include directives dropped).")
+    ] = EXACT,
     as_json: JsonOpt = False,
     *,
     options: dict[str, Any],
@@ -83,7 +76,7 @@ def query(
                     f"the index at {display(index)} is empty: add files with `searchapp ingest FOLDER`"
                 )
     for q, hits in zip(queries, results, strict=True):
-        render_hits(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
+        render_hits(q, options["mode"], hits, as_json, header=file is not None, text=text_form)
 
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,

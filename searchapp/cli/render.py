@@ -17,13 +17,14 @@ from searchapp.cli.common import (
     shown_key,
 )
 from searchapp.ingest.sections import SEPARATOR, shown_with_title
-from searchapp.types import Explanation, Hit, Snippet
+from searchapp.types import CLEAN, EXACT, Explanation, Hit, Snippet, TextForm
 
 
-def render_hits(query: str, mode: str, hits: list[Any], as_json: bool, header: bool, clean: bool = False) -> None:
-    """One query's hits: a JSON document (one line each with --file), or a readable table."""
+def render_hits(query: str, mode: str, hits: list[Any], as_json: bool, header: bool, text: TextForm = EXACT) -> None:
+    """One query's hits: a JSON document (one line each with --file), or a readable table; each hit's passage in
+    the form ``text`` names."""
     if as_json:
-        doc = {"query": query, "mode": mode, "hits": [h.to_dict() for h in hits]}
+        doc = {"query": query, "mode": mode, "hits": [h.to_dict(text=text) for h in hits]}
         typer.echo(json.dumps(doc, ensure_ascii=False) if header else json.dumps(doc, ensure_ascii=False, indent=2))
         return
     if header:
@@ -39,7 +40,7 @@ def render_hits(query: str, mode: str, hits: list[Any], as_json: bool, header: b
         say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")
-        say_styled(_snippet_pieces(h, clean), indent=5)
+        say_styled(_snippet_pieces(h, text == CLEAN), indent=5)
         if h.explain is not None:
             for line in _explain_lines(h.explain, h.scores):
                 say(f"     | {line}")

@@ -96,9 +96,11 @@ def read_context(index: Index, passage_id: int, window: ContextWindow) -> dict[s
 
 
 def run_search(index: Index, queries: list[str], body: SearchRequest | BatchSearchRequest) -> list[SearchResponse]:
-    """Each query's hits with the request's options (``POST /search`` and ``/search/batch``)."""
+    """Each query's hits with the request's options, each with the one text the request's ``text`` names
+    (``POST /search`` and ``/search/batch``, and MCP's search)."""
     results = index.search_batch(queries, **body.search_kwargs())
-    return [SearchResponse(query=q, mode=body.mode, hits=hits) for q, hits in zip(queries, results, strict=True)]
+    return [SearchResponse(query=q, mode=body.mode, hits=[h.to_dict(text=body.text) for h in hits])
+            for q, hits in zip(queries, results, strict=True)]
 
 
 def write_documents(index: Index, body: DocumentsRequest) -> DocumentsResponse:

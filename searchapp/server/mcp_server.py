@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -54,6 +54,7 @@ from searchapp.server.mcp_sessions import (
     SessionLimits,
 )
 from searchapp.server.schemas import ContextWindow, DocumentWindow
+from searchapp.types import CLEAN, TextForm
 
 log = logging.getLogger(__name__)
 
@@ -136,33 +137,12 @@ class McpTool:
 
 
 class McpSearch(schemas.SearchRequest):  # type: ignore[misc, valid-type]
-    text: Literal["clean", "exact"] = Field(
-        default="clean", description="The one text each hit carries: clean (markup blanks collapsed, include "
-        "directives' lines dropped: for a prompt) or exact (the document's text[start:end], offsets exact).")
-
-    def search_kwargs(self) -> dict[str, Any]:
-        return {k: v for k, v in super().search_kwargs().items() if k != "text"}
+    # An agent pays for every character it is handed: each hit carries one text, clean unless exact is asked.
+    text: TextForm = schemas.text_field(CLEAN)
 
 
-class McpSearchResponse(BaseModel):
-    """One query's hits as ``POST /search`` gives them, each with one ``text`` (the form asked), not two."""
-
-    query: str
-    mode: str
-    hits: list[dict[str, Any]]
-
-
-def _search(index: Index, args: McpSearch) -> McpSearchResponse:
-    # An agent pays for every character it is handed: a hit carries the text asked for, once.
-    found = run_search(index, [args.query], args)[0]
-    hits = []
-    for hit in found.hits:
-        shown = hit.to_dict()
-        clean = shown.pop("clean_text")
-        if args.text == "clean":
-            shown["text"] = clean
-        hits.append(shown)
-    return McpSearchResponse(query=found.query, mode=found.mode, hits=hits)
+def _search(index: Index, args: McpSearch) -> schemas.SearchResponse:
+    return run_search(index, [args.query], args)[0]
 
 
 def _list_documents(index: Index, args: ListDocuments) -> DocumentList:
@@ -176,7 +156,7 @@ def _tools(read_only: bool) -> list[McpTool]:
         McpTool("search", "The k best passages of the index for a query (a question or keywords), as the HTTP API's "
                 "POST /search returns them: each hit with its document's path (a file) or id (a text), title, "
                 "section, the passage's [start, end) offsets in the document's text, score, text (clean for a prompt "
-                "unless text: exact is asked) and snippet.", McpSearch, McpSearchResponse, _search),
+                "unless text: exact is asked) and snippet.", McpSearch, schemas.SearchResponse, _search),
         McpTool("get_document", "A document's text (a file's path or a text's id), from start, at most max_chars "
                 "characters, rebuilt from its stored passages; read a long one in windows (truncated says so).",
                 GetDocument, schemas.DocumentTextResponse,

@@ -1,5 +1,6 @@
-"""A passage's clean text on the command line: ``clean_text`` beside ``text`` in ``query --json`` (offsets those of
-``text``), and ``query --text clean`` showing it in the table with the query's words still marked."""
+"""A passage's clean text on the command line: ``query --text clean`` giving it as ``--json``'s one ``text`` (the
+exact one, which the offsets index, unless asked), and showing it in the table with the query's words still
+marked."""
 
 from __future__ import annotations
 
@@ -26,13 +27,21 @@ def location(tmp_path: Path, fake_encoder) -> str:  # type: ignore[no-untyped-de
     return str(tmp_path / "ix")
 
 
-def test_json_gives_the_clean_text_beside_the_exact_one(location: str) -> None:
-    out = runner.invoke(app, ["query", "pydantic model", "--mode", "lexical", "-i", location, "--json"])
-    assert out.exit_code == 0, out.output
-    hit = json.loads(out.stdout)["hits"][0]
-    assert "  " in hit["text"] and "docs_src" in hit["text"] and hit["end"] - hit["start"] == len(hit["text"])
-    assert hit["clean_text"] == ("Request bodies\n\nDeclare a request body with a Pydantic model.\n\n"
-                                 "First item\nSecond item")
+def test_json_gives_one_text_the_exact_unless_clean_is_asked(location: str) -> None:
+    def hit(*form: str) -> dict[str, object]:
+        out = runner.invoke(app, ["query", "pydantic model", "--mode", "lexical", "-i", location, "--json", *form])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.stdout)["hits"][0]  # type: ignore[no-any-return]
+
+    exact, clean = hit(), hit("--text", "clean")
+    assert hit("--text", "exact") == exact and "clean_text" not in exact and "clean_text" not in clean
+    assert exact["text_form"] == "exact" and clean["text_form"] == "clean"
+    text = exact["text"]
+    assert isinstance(text, str) and "  " in text and "docs_src" in text
+    assert exact["end"] - exact["start"] == len(text)  # type: ignore[operator]
+    assert clean["text"] == ("Request bodies\n\nDeclare a request body with a Pydantic model.\n\n"
+                             "First item\nSecond item")
+    assert {**clean, "text": text, "text_form": "exact"} == exact
 
 
 def test_the_table_shows_the_clean_text_on_asking(location: str, monkeypatch: pytest.MonkeyPatch) -> None:

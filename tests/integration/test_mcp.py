@@ -30,7 +30,7 @@ from searchapp.errors import ConfigError  # noqa: E402
 from searchapp.query.options import OPTIONS  # noqa: E402
 from searchapp.server.mcp_server import MCP_PATH, create_http_app, create_server  # noqa: E402
 from searchapp.server.mcp_sessions import SESSIONS_PER_CLIENT  # noqa: E402
-from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest  # noqa: E402
+from searchapp.server.schemas import MAX_DOCUMENT_CHARS, SearchRequest, SearchResponse  # noqa: E402
 from searchapp.setting import MAX_FILTER_KEYS, MAX_GLOB_CHARS, MAX_K  # noqa: E402
 from tests.conftest import SMALL_TEXTS  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
@@ -161,10 +161,12 @@ def test_http_without_a_key_answers_loopback_names_only(small_index) -> None:  #
 def test_tools_share_the_http_api_declarations_and_bounds(small_index) -> None:  # type: ignore[no-untyped-def]
     async def session(c: Client) -> None:
         search = next(t for t in (await c.list_tools()).tools if t.name == "search")
-        # The route's request, and the one text each hit carries (MCP's own: clean for a prompt by default).
-        shared = SearchRequest.model_json_schema()
-        assert {k: v for k, v in search.input_schema["properties"].items() if k != "text"} == shared["properties"]
-        assert search.input_schema["properties"]["text"]["default"] == "clean"
+        # The route's request and answer, but for the default of the one text each hit carries (MCP's own: clean
+        # for a prompt; the route's exact).
+        shared = SearchRequest.model_json_schema()["properties"]
+        assert search.input_schema["properties"] == {**shared, "text": {**shared["text"], "default": "clean"}}
+        assert shared["text"]["default"] == "exact"
+        assert search.output_schema == SearchResponse.model_json_schema()
         assert set(OPTIONS) <= set(search.input_schema["properties"])
         too_many = await c.call_tool("search", {"query": "keys", "k": MAX_K + 1})
         assert too_many.is_error and too_many.content[0].text.startswith("k: ")
@@ -206,8 +208,8 @@ def test_hybrid_search_is_the_python_api_and_writes_need_allowing(small_index, t
     (tmp_path / "docs" / "shed.txt").write_text("The shed key hangs by the door.", encoding="utf-8")
     small_index.ingest(tmp_path / "docs")
     file_path = str((tmp_path / "docs" / "shed.txt").resolve())
-    expected = [{**{k: v for k, v in h.to_dict().items() if k != "clean_text"}, "text": h.clean_text}
-                for h in small_index.search("when do signing keys expire?", k=3, group_by="document")]
+    expected = [h.to_dict(text="clean") for h in small_index.search("when do signing keys expire?", k=3,
+                                                                     group_by="document")]
 
     async def session(c: Client) -> None:
         assert [t.name for t in (await c.list_tools()).tools] == [*READ_TOOLS, "add_texts", "remove"]
@@ -394,9 +396,11 @@ def test_a_search_tool_hit_carries_one_text_clean_by_default(small_index) -> Non
         hit = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1})).structured_content[
             "hits"][0]
         assert hit["path"] == "r1" and hit["text"] == "Prune the roses.\n\nIn March." and "clean_text" not in hit
+        assert hit["text_form"] == "clean"
         exact = (await c.call_tool("search", {"query": "prune roses", "mode": "lexical", "k": 1, "text": "exact"})
                  ).structured_content["hits"][0]
-        assert "   " in exact["text"] and "clean_text" not in exact
+        assert "   " in exact["text"] and "clean_text" not in exact and exact["text_form"] == "exact"
+        assert {**hit, "text": exact["text"], "text_form": "exact"} == exact
 
     drive(create_server(small_index), session)
 

@@ -24,6 +24,7 @@ from searchapp.client import Client  # noqa: E402
 from searchapp.errors import ConfigError  # noqa: E402
 from searchapp.server.app import create_app  # noqa: E402
 from searchapp.setting import MAX_FILTER_KEY_VALUES, MAX_FILTER_KEYS, MAX_GLOB_CHARS  # noqa: E402
+from searchapp.types import Hit  # noqa: E402
 from tests.server_helpers import free_port, running  # noqa: E402
 
 DOCS = [
@@ -615,13 +616,57 @@ def test_no_page_of_the_server_loads_code_from_another_origin(index: Index) -> N
         assert "/search" in http.get("/openapi.json").json()["paths"]
 
 
-def test_a_hit_carries_its_clean_text_beside_the_exact_one(index: Index) -> None:
+def test_a_hit_carries_one_text_exact_unless_clean_is_asked(index: Index) -> None:
+    # Hits carried both text and clean_text: each passage twice. Now one text, exact unless asked (issue 54).
     text = "Rotate   the signing   keys.\n\n\n{* ../../docs_src/keys.py hl[2] *}\n  Done  .\n"
+    clean = "Rotate the signing keys.\n\nDone ."
     with running(create_app(index)) as url, httpx.Client(base_url=url) as http:
         assert http.post("/documents", json={"documents": [{"id": "c1", "text": text}]}).status_code == 200
-        hit = http.post("/search", json={"query": "rotate keys", "mode": "lexical"}).json()["hits"][0]
-    assert hit["text"] == text.strip() and text[hit["start"]:hit["end"]] == hit["text"]
-    assert hit["clean_text"] == "Rotate the signing keys.\n\nDone ."
+        ask = {"query": "rotate keys", "mode": "lexical"}
+        answers = {
+            "POST": [http.post("/search", json=ask), http.post("/search", json={**ask, "text": "exact"}),
+                     http.post("/search", json={**ask, "text": "clean"})],
+            "GET": [http.get("/search", params={"q": "rotate keys", "mode": "lexical", **form})
+                    for form in ({}, {"text": "exact"}, {"text": "clean"})],
+            "batch": [http.post("/search/batch", json={"queries": ["keys", "rotate keys"], "mode": "lexical", **form})
+                      for form in ({}, {"text": "exact"}, {"text": "clean"})],
+        }
+        for how, found in answers.items():
+            assert all(r.status_code == 200 for r in found), (how, [r.text[:300] for r in found])
+            default, exact, cleaned = ([r.json()] if how != "batch" else r.json()["results"] for r in found)
+            assert default == exact, how
+            for e, c in zip(exact, cleaned, strict=True):
+                hit, clean_hit = e["hits"][0], c["hits"][0]
+                assert "clean_text" not in hit and "clean_text" not in clean_hit, how
+                assert hit["text_form"] == "exact" and hit["text"] == text.strip(), how
+                assert text[hit["start"]:hit["end"]] == hit["text"], how
+                assert clean_hit["text_form"] == "clean" and clean_hit["text"] == clean, how
+                assert {**clean_hit, "text": hit["text"], "text_form": "exact"} == hit, how
+        for bad in (http.post("/search", json={**ask, "text": "tidy"}),
+                    http.get("/search", params={"q": "keys", "text": "tidy"})):
+            assert bad.status_code == 422 and "'exact' or 'clean'" in bad.json()["error"]["message"], bad.text[:300]
+    # The Python client's hits hold the exact text (the server's default), and clean_text computed from it.
+    with running(create_app(index)) as url, Client(url) as client:
+        for hit in [client.search("rotate keys", mode="lexical")[0],
+                    client.search_batch(["rotate keys"], mode="lexical")[0][0]]:
+            assert (hit.text, hit.clean_text) == (text.strip(), clean)
+            assert hit == index.search("rotate keys", mode="lexical")[0]
+
+
+def test_a_hit_loads_from_its_json_of_now_and_from_an_older_server(index: Index) -> None:
+    index.add_texts(["Rotate   the signing   keys.\n\n--8<-- \"keys.md\"\nDone."], ids=["c1"])
+    hit = index.search("rotate keys", mode="lexical")[0]
+    assert Hit.from_dict(hit.to_dict()) == hit and Hit.from_dict(hit.to_dict(text="exact")) == hit
+    # An older server gave both texts, and no text_form.
+    older = {k: v for k, v in hit.to_dict().items() if k != "text_form"}
+    assert Hit.from_dict({**older, "clean_text": hit.clean_text}) == hit == Hit.from_dict(older)
+    assert hit.clean_text == "Rotate the signing keys.\n\nDone."
+    assert Hit.from_dict({**older, "clean_text": "as that server cleaned it"}).clean_text == "as that server cleaned it"
+    # A clean text is no passage of the document: its offsets do not index it, nor could it be cleaned again.
+    with pytest.raises(ValueError, match="a hit's JSON with a clean text cannot be loaded: ask for the exact text"):
+        Hit.from_dict(hit.to_dict(text="clean"))
+    with pytest.raises(ConfigError, match="text 'tidy': use exact or clean"):
+        hit.to_dict(text="tidy")
 
 
 def test_collections_are_listed_and_searched_apart_over_http(tmp_path: Path, index: Index) -> None:

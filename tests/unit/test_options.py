@@ -55,7 +55,8 @@ def test_the_engine_the_http_schema_the_client_and_the_cli_take_the_declared_opt
     pytest.importorskip("fastapi")
     from searchapp.server.schemas import SearchOptions
 
-    assert list(SearchOptions.model_fields) == ["k", "mode", "filters", "fusion", *names[3:]]
+    # Then which text the hits carry (types.TextForm), no search option.
+    assert list(SearchOptions.model_fields) == ["k", "mode", "filters", "fusion", *names[3:], "text"]
     assert all(SearchOptions.model_fields[n].default == opt.default for n, opt in OPTIONS.items())
 
 
