@@ -77,3 +77,80 @@ def tail(text: str, n: int) -> int:
     where it has fewer), so that ``text[tail(text, n):]`` is ``n`` whole lines and the start of its last one."""
     found = [m.end() for m in BREAK.finditer(text)]
     return found[-(n + 1)] if len(found) > n else 0
+
+
+# -- where a passage stands in its file, where that is not the text's own lines -----------------------------------
+#
+# A reader that lays a file's text out anew (HTML) gives, beside the text, its source lines: ``(offset, line)`` pairs,
+# offsets ascending, each saying that the text's characters from ``offset`` on come from the file's line ``line``
+# (from 1), until the next pair. A paged format (PDF) gives where each page starts in the text. Each passage
+# records its part of either (:func:`places`): the pairs within it, offsets from its own start, as ``"0:28,17:29"``
+# (``source_lines``), and the page it starts on (``page``); ``None`` both for the formats whose text keeps the
+# file's lines (every other one).
+
+SourceLines = tuple[tuple[int, int], ...]
+
+
+class Place(NamedTuple):
+    """Where a passage starts: its text's ``line`` and ``column`` (:class:`Position`), its source lines (the pairs
+    within it, offsets from its start, as :func:`dump_source_lines` writes them; ``None`` where its text's lines are
+    the file's) and its ``page`` (from 1; ``None`` for a format without pages)."""
+
+    line: int
+    column: int
+    source_lines: str | None = None
+    page: int | None = None
+
+
+def places(text: str, starts: Sequence[int], ends: Sequence[int], source_lines: SourceLines | None = None,
+           pages: Sequence[int] = ()) -> list[Place]:
+    """The :class:`Place` of each passage ``[starts[i], ends[i])`` of ``text`` (in text order), given the text's
+    ``source_lines`` and the offsets its ``pages`` start at: one pass over the text and the pairs."""
+    import bisect
+
+    out: list[Place] = []
+    offsets = [at for at, _ in source_lines] if source_lines else []
+    for (start, end), at in zip(zip(starts, ends, strict=True), positions(text, starts), strict=True):
+        own = None
+        if source_lines:
+            i = max(bisect.bisect_right(offsets, start) - 1, 0)
+            pairs = [(0, source_lines[i][1])]
+            i += 1
+            while i < len(offsets) and offsets[i] < end:
+                pairs.append((offsets[i] - start, source_lines[i][1]))
+                i += 1
+            own = dump_source_lines(pairs)
+        page = bisect.bisect_right(pages, start) if pages else None
+        out.append(Place(at.line, at.column, own, page))
+    return out
+
+
+def dump_source_lines(pairs: Sequence[tuple[int, int]]) -> str:
+    """``(offset, line)`` pairs as stored: ``"0:28,17:29"``."""
+    return ",".join(f"{at}:{line}" for at, line in pairs)
+
+
+def load_source_lines(stored: str | None) -> SourceLines | None:
+    """What :func:`dump_source_lines` wrote, back as pairs (``None`` for ``None`` or an empty text)."""
+    if not stored:
+        return None
+    return tuple((int(at), int(line)) for at, _, line in (pair.partition(":") for pair in stored.split(",")))
+
+
+def source_line(pairs: SourceLines, offset: int) -> int:
+    """The file's line of the character at ``offset`` of a passage whose source lines are ``pairs``."""
+    import bisect
+
+    return pairs[max(bisect.bisect_right([at for at, _ in pairs], offset) - 1, 0)][1]
+
+
+def spot(line: int | None, column: int | None, text: str,
+         source_lines: SourceLines | None) -> tuple[int | None, int | None, int | None, int | None]:
+    """``(line, column, end_line, end_column)`` of a passage as a hit shows it: where its ``text``, starting at
+    ``line:column`` of its document's text, starts and ends (:func:`end_of`); where it has ``source_lines``, its
+    first and last characters' lines in the file, and no columns (a column of the laid-out text is not one of the
+    file, and the file's is not recorded)."""
+    if source_lines:
+        return source_lines[0][1], None, source_line(source_lines, max(len(text) - 1, 0)), None
+    ends = end_of(line, column, text)
+    return line, column, None if ends is None else ends.line, None if ends is None else ends.column

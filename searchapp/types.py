@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from searchapp.clean import clean_text
 from searchapp.errors import ConfigError
-from searchapp.lines import breaks
+from searchapp.lines import breaks, source_line
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: importing numpy costs a one-shot command ~0.15 s
@@ -43,6 +43,11 @@ class Document:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = "file"
     headings: tuple[Heading, ...] = ()
+    # Where its text's lines are not its file's (HTML): ``(offset, line)`` pairs, the file's line of the text from
+    # each offset on (lines.py, "where a passage stands in its file"); ``None`` where they are. A paged format's
+    # (PDF) page starts, offsets into ``text``.
+    source_lines: tuple[tuple[int, int], ...] | None = None
+    pages: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,12 @@ class Hit:
     document's text and ``end_line``/``end_column`` where it ends (the place of ``end``, just past its last
     character), from 1, columns in characters, a line ending at ``\\n``, ``\\r\\n`` or ``\\r``; ``None`` for a
     passage of an index from before they were recorded (until its file is read again), or from an older server.
+    Where the passage's text's lines are not its file's (HTML lays its text out anew), ``source_lines`` says from
+    which offset of ``text`` on it is on which line of the file (``(offset, line)`` pairs, the first at offset 0);
+    ``line`` and ``end_line`` are then the file's lines of its first and last characters, and ``column`` and
+    ``end_column`` ``None`` (a column of the file is not recorded). ``page`` is the page (from 1) a passage of a
+    paged format (PDF) starts on, ``None`` for other formats; its ``line`` counts the lines of the text the index
+    made of the pages (a blank line between two pages).
     ``clean_text`` is ``text`` for a prompt: markup blanks collapsed, include directives' lines dropped
     (``clean.py``; its offsets are not the document's, ``start``/``end`` are ``text``'s); :meth:`text_as` gives
     either by its form (:data:`TextForm`), and the JSON form (:meth:`to_dict`) carries the one asked.
@@ -171,6 +182,9 @@ class Hit:
     # Every ranking stage's score of the passage by the stage's name (query/ranking.py: "lexical", "dense",
     # "fused", "rerank"), in stage order; empty from an older server.
     scores: Mapping[str, float] = field(default_factory=dict)
+    # Where its text's lines are not its file's: (offset into text, the file's line from there on) pairs.
+    source_lines: tuple[tuple[int, int], ...] | None = None
+    page: int | None = None
 
     # The document's line holding the first query word the snippet marks (the snippet's first line where it marks
     # none): where an editor should open, as ``grep -n`` reports a match. ``None`` where ``line`` is.
@@ -179,23 +193,27 @@ class Hit:
     def __post_init__(self) -> None:
         if not self.clean_text:
             object.__setattr__(self, "clean_text", clean_text(self.text))
-        if self.line is not None:
+        if self.source_lines:
+            object.__setattr__(self, "match_line", source_line(self.source_lines, self._match_offset()))
+        elif self.line is not None:
             object.__setattr__(self, "match_line", self.line + breaks(self.text[: self._match_offset()]))
 
     def _match_offset(self) -> int:
-        """Where, in ``text``, the line with the most distinct query words the snippet marks begins (the first
-        such line; the snippet's start where it marks none)."""
+        """Where, in ``text``, the first marked word of the line with the most distinct query words the snippet
+        marks is (the first such line; the snippet's start where it marks none)."""
         snip = self.snippet
         if snip is None:
             return 0
         if not snip.highlights:
             return max(0, snip.start - self.start)
         words: dict[int, set[str]] = {}
+        marked: dict[int, int] = {}  # each line's first marked word
         for s, e in snip.highlights:
             at, end = max(0, s - self.start), max(0, e - self.start)
             first = max(self.text.rfind("\n", 0, at), self.text.rfind("\r", 0, at)) + 1
             words.setdefault(first, set()).add(self.text[at:end].casefold())
-        return max(words, key=lambda first: (len(words[first]), -first))
+            marked[first] = min(marked.get(first, at), at)
+        return marked[max(words, key=lambda first: (len(words[first]), -first))]
 
     def text_as(self, form: str) -> str:
         """The passage's text in ``form`` (one of :data:`TEXT_FORMS`): ``text`` (exact) or ``clean_text``."""
@@ -221,6 +239,8 @@ class Hit:
             "end_line": self.end_line,
             "end_column": self.end_column,
             "match_line": self.match_line,
+            "page": self.page,
+            "source_lines": None if self.source_lines is None else [list(p) for p in self.source_lines],
             "text": self.text_as(text),
             "text_form": text,
             "metadata": dict(self.metadata),
@@ -247,6 +267,8 @@ class Hit:
             fields_["explain"] = Explanation.from_dict(fields_["explain"])
         if fields_.get("other_passages") is not None:
             fields_["other_passages"] = tuple(fields_["other_passages"])
+        if fields_.get("source_lines") is not None:
+            fields_["source_lines"] = tuple((int(o), int(n)) for o, n in fields_["source_lines"])
         return cls(**fields_)
 
 
@@ -376,7 +398,8 @@ class PassageContext(DocumentIdentity):
 
     ``before`` is the text of ``[start - len(before), start)``, ``after`` of ``[end, end + len(after))``, rebuilt
     from the neighbouring passages as in :class:`DocumentText`. ``line``, ``column``, ``end_line`` and
-    ``end_column`` are where the passage starts and ends, as a hit's (:class:`Hit`; ``None`` where not recorded).
+    ``end_column`` are where the passage starts and ends, and ``source_lines`` and ``page`` where it stands in its
+    file, as a hit's (:class:`Hit`; ``None`` where not recorded).
     """
 
     passage_id: int = 0
@@ -389,12 +412,16 @@ class PassageContext(DocumentIdentity):
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
+    source_lines: tuple[tuple[int, int], ...] | None = None
+    page: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form served by ``GET /passages/{id}/context``."""
         return {
             "passage_id": self.passage_id, **self.info_dict(), "start": self.start, "end": self.end,
             "line": self.line, "column": self.column, "end_line": self.end_line, "end_column": self.end_column,
+            "page": self.page,
+            "source_lines": None if self.source_lines is None else [list(p) for p in self.source_lines],
             "before": self.before, "text": self.text, "after": self.after,
         }
 

@@ -32,6 +32,7 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "column": hit.column,
         "end_line": hit.end_line,
         "end_column": hit.end_column,
+        "page": hit.page,
         "passage_id": hit.passage_id,
         "score": hit.score,
         "dense_score": hit.dense_score,

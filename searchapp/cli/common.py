@@ -254,6 +254,14 @@ def display_path(path: str) -> str:
         return path
 
 
+def place(line: int | None, page: int | None) -> str:
+    """What follows a path to say where in the file: ``#page=N`` for a paged format's passage (PDF viewers' open
+    parameter), else ``:line`` (as ``grep -n``: an editor's ``path:line``), else nothing."""
+    if page is not None:
+        return f"#page={page}"
+    return f":{line}" if line is not None else ""
+
+
 def shown_key(path: str, source: str) -> str:
     """A document as the tables show it: its source (``file`` or ``text``, so that a text cannot pass for a file)
     and its key: a file's path relative to the working folder where it can be, a text's id as it is."""

@@ -12,6 +12,7 @@ import typer
 
 from searchapp.clean import clean_map
 from searchapp.cli.common import (
+    place,
     say,
     say_styled,
     shown_key,
@@ -36,8 +37,8 @@ def render_hits(query: str, mode: str, hits: list[Any], as_json: bool, header: b
     for h in hits:
         n = len(h.other_passages or ())
         more = f"  (+{n} more passage{'s' if n > 1 else ''})" if n else ""
-        line = f":{h.match_line}" if h.match_line is not None else ""  # where the words are, as grep -n
-        say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{line}  passage {h.passage_id}{more}")
+        say(f"{h.rank:>3}  {h.score:.3f}  {shown_key(h.path, h.source)}{place(h.match_line, h.page)}  "
+            f"passage {h.passage_id}{more}")
         if where := _where(h):
             say(f"     {where}")
         say_styled(_snippet_pieces(h, text == CLEAN), indent=5)

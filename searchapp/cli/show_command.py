@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from searchapp.cli.common import color_stdout, emit_json, errors, say, shown_key, styled
+from searchapp.cli.common import color_stdout, emit_json, errors, place, say, shown_key, styled
 from searchapp.cli.help import examples
 from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt
 from searchapp.errors import ConfigError, DocumentNotFoundError, LoadError
-from searchapp.lines import BREAK, breaks
+from searchapp.lines import BREAK, breaks, source_line
 from searchapp.paths import own_path
 from searchapp.setting import MAX_CONTEXT_CHARS
 from searchapp.types import MAX_WHOLE, DocumentText, PassageContext
@@ -44,7 +44,8 @@ def register(app: typer.Typer) -> None:
 @dataclass(frozen=True)
 class Shown:
     """What ``show`` prints: ``text``, the characters ``[start, end)`` of a document, whose first line is the
-    document's line ``line`` (``None`` where the index did not record its lines), the words of ``query`` in it
+    document's line ``line`` (``None`` where the index did not record its lines, or where the passage's lines are
+    not its file's: HTML, whose passage lines are numbered by their ``source_lines``), the words of ``query`` in it
     (``highlights``, document offsets) and, for a passage, the passage."""
 
     path: str
@@ -71,7 +72,8 @@ class Shown:
             "end_line": None if self.line is None else self.line + breaks(self.text), "text": self.text,
             "passage": None if p is None else {
                 "passage_id": p.passage_id, "start": p.start, "end": p.end, "line": p.line, "column": p.column,
-                "end_line": p.end_line, "end_column": p.end_column,
+                "end_line": p.end_line, "end_column": p.end_column, "page": p.page,
+                "source_lines": None if p.source_lines is None else [list(x) for x in p.source_lines],
             },
             "highlights": [[s, e] for s, e in self.highlights],
             "read_from": self.read_from,
@@ -108,7 +110,8 @@ def show(
                                   f"number in [1, {MAX_WHOLE}]")
             doc = passage = ix.context(int(target), chars=MAX_CONTEXT_CHARS, lines=context)
             text, start = passage.before + passage.text + passage.after, passage.start - len(passage.before)
-            line = None if passage.line is None else passage.line - breaks(passage.before)
+            known = passage.line is not None and passage.source_lines is None
+            line = passage.line - breaks(passage.before) if known else None
         else:
             doc = _document(ix, target, text_id)
             text, start, line = doc.text, doc.start, 1
@@ -200,10 +203,13 @@ def _print(shown: Shown) -> None:
     passage's lines are numbered, as ``grep -n -C``: ``N:`` for the passage's lines, ``N-`` for its context."""
     p, color = shown.passage, color_stdout()
     if p is not None:
-        where = f":{p.line}:{p.column}" if p.line is not None else ""
+        where = place(p.line, p.page) + (f":{p.column}" if p.column is not None and p.page is None else "")
         say(f"{shown_key(shown.path, shown.source)}{where}  passage {p.passage_id}")
     first = shown.line if p is not None else None  # a whole document is printed as it is, unnumbered
     width = len(str(first + breaks(shown.text))) if first is not None else 0
+    mapped = p.source_lines if p is not None else None  # the passage's lines numbered as the file's, the rest not
+    if mapped:
+        width = len(str(max(n for _, n in mapped)))
     marks = list(shown.highlights)
     j = 0  # the first mark not yet behind the line being printed (marks are in text order, none spans a line)
     for n, (lo, hi) in enumerate(_lines(shown.text, cut=shown.end < shown.n_chars)):
@@ -219,6 +225,10 @@ def _print(shown: Shown) -> None:
             at, k = e, k + 1
         pieces.append((shown.text[at - shown.start : b - shown.start], False))
         gutter = ""
-        if p is not None and first is not None:
-            gutter = f"{first + n:>{width}}{':' if b >= p.start and a < p.end else '-'} "
+        inside = p is not None and b >= p.start and a < p.end
+        if p is not None and mapped:
+            number = str(source_line(mapped, max(a, p.start) - p.start)) if inside else ""
+            gutter = f"{number:>{width}}{':' if inside else '-'} "
+        elif p is not None and first is not None:
+            gutter = f"{first + n:>{width}}{':' if inside else '-'} "
         typer.echo(gutter + styled(pieces, color, layout=True))

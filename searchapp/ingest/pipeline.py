@@ -29,7 +29,7 @@ from searchapp.ingest.reuse import Reuse, Reused, to_embed
 from searchapp.ingest.sections import document_sections, passage_inputs
 from searchapp.ingest.splitter import OffsetsFn, SplitterConfig, split
 from searchapp.ingest.summary import SKIP_REASONS, IngestSummary
-from searchapp.lines import positions
+from searchapp.lines import places
 from searchapp.store.base import Stores
 from searchapp.store.rows import NewDocument, StoredDocument, dump_metadata
 from searchapp.types import Document, EncoderLike, Span
@@ -312,7 +312,8 @@ class Ingest:
         if result.unchanged or (result.same_content and self._same_passages(result)):
             if result.task.stored_id is not None and result.same_content:
                 # Read again by a newer reader: the stored passages take where they start (lines.py) with it.
-                starts = positions(doc.text, [span.start for span in result.spans])
+                starts = places(doc.text, [s.start for s in result.spans], [s.end for s in result.spans],
+                                doc.source_lines, doc.pages)
                 self.stores.touch(result.task.stored_id, doc.mtime, reader_version(doc.path, doc.source), starts)
             elif result.task.stored_id is not None:
                 self.stores.touch(result.task.stored_id, doc.mtime)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchapp.lines import end_of
+from searchapp.lines import load_source_lines, spot
 from searchapp.query.fusion import Fusion
 from searchapp.query.options import SearchKwargs, check_queries, check_query_terms, resolve
 from searchapp.query.ranking import DENSE, LEXICAL, Gathered, Ranked, Ranking
@@ -167,15 +167,16 @@ class _Hits:
         matches = terms.find_many([rec.text for *_, rec in kept])
         for (pid, score, others, rec), found in zip(kept, matches, strict=True):
             shown, found = snippet(terms, rec.text, rec.start, found=found)
-            ends = end_of(rec.line, rec.column, rec.text)
+            source_lines = load_source_lines(rec.source_lines)
+            line, column, end_line, end_column = spot(rec.line, rec.column, rec.text, source_lines)
             scores = self.ranked.stage_scores(pid)
             hits.append(
                 Hit(
                     rank=first_rank + len(hits), score=score, passage_id=pid, path=rec.path, title=rec.title,
                     start=rec.start, end=rec.end, text=rec.text, dense_score=scores.get(DENSE),
                     lexical_score=scores.get(LEXICAL), metadata=rec.metadata,
-                    source=rec.source, snippet=shown, section=rec.section, line=rec.line, column=rec.column,
-                    end_line=None if ends is None else ends.line, end_column=None if ends is None else ends.column,
+                    source=rec.source, snippet=shown, section=rec.section, line=line, column=column,
+                    end_line=end_line, end_column=end_column, source_lines=source_lines, page=rec.page,
                     explain=self.explain(pid, tuple(terms.matched(found))) if explain else None,
                     other_passages=None if others is None else tuple(others), scores=scores,
                 )

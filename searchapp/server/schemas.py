@@ -301,6 +301,9 @@ LINE = "Line where the passage starts, from 1 (a line ends at \\n, \\r\\n or \\r
 COLUMN = "Column where the passage starts, from 1, in characters; null where not recorded."
 END_LINE = "Line of the passage's end (just past its last character); null where not recorded."
 END_COLUMN = "Column of the passage's end (just past its last character), in characters; null where not recorded."
+PAGE = "The page (from 1) a passage of a paged format (PDF) starts on; null for other formats or where not recorded."
+SOURCE_LINES = ("Where the passage's text's lines are not its file's (HTML): [offset into text, the file's line from "
+                "there on] pairs, the first at offset 0; line and end_line are then the file's. Null otherwise.")
 
 
 class DocumentWindow(BaseModel):
@@ -347,6 +350,8 @@ class PassageContextResponse(_DocumentFields):
     column: int | None = Field(default=None, description=COLUMN)
     end_line: int | None = Field(default=None, description=END_LINE)
     end_column: int | None = Field(default=None, description=END_COLUMN)
+    page: int | None = Field(default=None, description=PAGE)
+    source_lines: list[tuple[int, int]] | None = Field(default=None, description=SOURCE_LINES)
     before: str
     text: str
     after: str

@@ -19,7 +19,7 @@ import numpy as np
 
 from searchapp.errors import ConfigError
 from searchapp.filters import Filter
-from searchapp.lines import Position
+from searchapp.lines import Place
 from searchapp.store.rows import Candidates, DocumentPassages, NewDocument, PassageRecord, StoredDocument
 from searchapp.store.vector_policy import VectorPolicy
 from searchapp.types import ExportedDocument, ExportedPassage, Run, names_no_document
@@ -153,9 +153,9 @@ class Stores(ABC):
 
     @abstractmethod
     def touch(self, doc_id: int, mtime: float, passages_version: int | None = None,
-              starts: Sequence[Position] | None = None) -> None:
+              starts: Sequence[Place] | None = None) -> None:
         """Record a new modification time for a document whose content did not change (and, given, the reader
-        version that made the same passages of it again, and where each of its passages starts, in order)."""
+        version that made the same passages of it again, and where each of its passages stands, in order)."""
 
     @abstractmethod
     def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:

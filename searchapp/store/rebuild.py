@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from searchapp.errors import DocumentNotFoundError
-from searchapp.lines import START, Position, end_of, head, tail
+from searchapp.lines import START, Position, end_of, head, load_source_lines, spot, tail
 from searchapp.setting import DEFAULT_CONTEXT_CHARS, whole
 from searchapp.store.base import Stores
 from searchapp.store.rows import StoredPassage
@@ -137,10 +137,11 @@ def passage_context(stores: Stores, passage_id: int, chars: int = DEFAULT_CONTEX
     after = rebuild(found.around, passage.end, hi)
     if lines is not None:
         before, after = before[tail(before, lines):], after[:head(after, lines)]
-    ends = end_of(passage.line, passage.column, passage.text)
+    source_lines = load_source_lines(passage.source_lines)
+    line, column, end_line, end_column = spot(passage.line, passage.column, passage.text, source_lines)
     return PassageContext(
         passage_id=passage_id, path=found.path, title=found.title, source=found.source,
         metadata=found.metadata, n_chars=found.n_chars, start=passage.start, end=passage.end,
-        before=before, text=passage.text, after=after, line=passage.line, column=passage.column,
-        end_line=None if ends is None else ends.line, end_column=None if ends is None else ends.column,
+        before=before, text=passage.text, after=after, line=line, column=column, end_line=end_line,
+        end_column=end_column, source_lines=source_lines, page=passage.page,
     )

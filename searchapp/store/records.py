@@ -43,7 +43,7 @@ from sqlalchemy import (
 
 from searchapp.collection import KEY as COLLECTION_KEY
 from searchapp.collection import of_metadata
-from searchapp.lines import Position, positions
+from searchapp.lines import Place, places
 from searchapp.store.base import STREAM_ROWS
 from searchapp.store.rows import (
     DocumentPassages,
@@ -192,9 +192,9 @@ class Records(ABC):
         return out
 
     def touch(self, doc_id: int, mtime: float, passages_version: int | None = None,
-              starts: Sequence[Position] | None = None) -> None:
+              starts: Sequence[Place] | None = None) -> None:
         """Record a new mtime (and, given, the reader version that found its passages unchanged, and where each of
-        them starts, in order)."""
+        them stands, in order: line and column, source lines and page)."""
         d, p = self.tables.documents, self.tables.passages
         values: dict[str, object] = {"mtime": mtime}
         if passages_version is not None:
@@ -204,8 +204,10 @@ class Records(ABC):
             if starts:
                 conn.execute(
                     update(p).where(p.c.document_id == doc_id, p.c.ordinal == bindparam("i"))
-                    .values(start_line=bindparam("line"), start_column=bindparam("column")),
-                    [{"i": i, "line": at.line, "column": at.column} for i, at in enumerate(starts)],
+                    .values(start_line=bindparam("line"), start_column=bindparam("column"),
+                            source_lines=bindparam("lines"), page=bindparam("page")),
+                    [{"i": i, "line": at.line, "column": at.column, "lines": at.source_lines, "page": at.page}
+                     for i, at in enumerate(starts)],
                 )
 
     def passage_layout(self, doc_id: int) -> list[tuple[int, int, str]]:
@@ -299,7 +301,8 @@ class Records(ABC):
             vectors = np.asarray(item.vectors, dtype=np.float32)
             sections = item.sections or [""] * len(item.spans)
             # Counted here, from the whole text: the whitespace between passages, and so its lines, is not stored.
-            starts = positions(doc.text, [span.start for span in item.spans])
+            starts = places(doc.text, [s.start for s in item.spans], [s.end for s in item.spans],
+                            doc.source_lines, doc.pages)
             for i, (span, section, where) in enumerate(zip(item.spans, sections, starts, strict=True)):
                 passage = doc.text[span.start : span.end]
                 texts.append(passage)
@@ -307,7 +310,8 @@ class Records(ABC):
                 passage_rows.append(
                     {"id": int(ids[i]), "document_id": doc_id, "ordinal": i, "start": span.start, "end": span.end,
                      "n_tokens": span.n_tokens, "text": passage, "section": section, "vector": vectors[i],
-                     "start_line": where.line, "start_column": where.column}
+                     "start_line": where.line, "start_column": where.column,
+                     "source_lines": where.source_lines, "page": where.page}
                 )
             all_ids.append(ids)
         self._insert(conn, t.documents, doc_rows)
@@ -434,7 +438,8 @@ class Records(ABC):
         """What a hydrated passage is made of: its columns and its document's."""
         p, d = self.tables.passages, self.tables.documents
         return select(p.c.id, d.c.path, d.c.title, p.c.start, p.c.end, p.c.text, d.c.metadata, d.c.source,
-                      p.c.section, p.c.start_line, p.c.start_column).join(d, d.c.id == p.c.document_id)
+                      p.c.section, p.c.start_line, p.c.start_column, p.c.source_lines, p.c.page,
+                      ).join(d, d.c.id == p.c.document_id)
 
     def document_passages(self, path: str, start: int, end: int) -> DocumentPassages | None:
         p, d = self.tables.passages, self.tables.documents

@@ -59,7 +59,8 @@ class NewDocument:
 @dataclass(frozen=True)
 class PassageRecord:
     """A passage hydrated with its document's path, title, metadata and source (``"file"`` or ``"text"``), the
-    section path it sits under (``""`` for none) and where it starts as line and column (``None``: not recorded)."""
+    section path it sits under (``""`` for none), where it starts as line and column of its document's text
+    (``None``: not recorded), its source lines and its page (``lines.Place``)."""
 
     id: int
     path: str
@@ -72,6 +73,10 @@ class PassageRecord:
     section: str = ""
     line: int | None = None
     column: int | None = None
+    # Where its text's lines are not its file's (HTML), as stored: lines.load_source_lines reads it; and the page
+    # it starts on in a paged format (PDF). None: not such a format, or not recorded.
+    source_lines: str | None = None
+    page: int | None = None
 
 
 class StoredPassage(NamedTuple):

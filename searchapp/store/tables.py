@@ -109,6 +109,12 @@ def tables(dialect: str, vector: type[TypeEngine[np.ndarray]] = Embedding) -> Ta
         # older index's passage, until its file is read again.
         Column("start_line", Integer, nullable=True),
         Column("start_column", Integer, nullable=True),
+        # Where the passage stands in its file where its text's lines are not the file's (HTML): from which of its
+        # characters on it is on which line of the file, "0:28,17:29" (lines.places); and a paged format's (PDF)
+        # page it starts on, from 1. NULL: a format whose text keeps the file's lines, a format without pages, or
+        # an older index's passage until its file is read again (migration 0013).
+        Column("source_lines", Text, nullable=True),
+        Column("page", Integer, nullable=True),
         Column("embedding" if dialect == "postgresql" else "vector", vector(), key="vector", nullable=False),
         sqlite_autoincrement=True,
     )

@@ -16,7 +16,7 @@ runner = CliRunner()
 HIT_FIELDS = {
     "rank", "score", "dense_score", "lexical_score", "passage_id", "path", "source", "title", "start", "end", "text",
     "metadata", "snippet", "explain", "other_passages", "section", "line", "column", "end_line", "end_column",
-    "text_form", "scores", "match_line",
+    "text_form", "scores", "match_line", "page", "source_lines",
 }
 SUMMARY_FIELDS = {"added", "updated", "unchanged", "removed", "failed", "passages_embedded", "passages_reused",
                   "seconds", "failures", "skipped", "warnings", "skipped_files", "skipped_files_omitted"}

@@ -79,7 +79,7 @@ def test_show_a_passage_in_its_lines_with_the_query_marked(location: str, monkey
     as_json = json.loads(runner.invoke(app, ["show", str(hit["passage_id"]), "-C", "1", "-i", location, "--query",
                                              "refused", "--json"]).stdout)
     assert as_json["passage"] == {k: hit[k] for k in ("passage_id", "start", "end", "line", "column", "end_line",
-                                                      "end_column")}
+                                                      "end_column", "page", "source_lines")}
     assert (as_json["line"], as_json["end_line"]) == (hit["line"] - 1, hit["end_line"] + 1)
     assert as_json["text"] == PAGE[as_json["start"] : as_json["end"]] and as_json["read_from"] == "file"
     assert [PAGE[s:e] for s, e in as_json["highlights"]] == ["refused"]

@@ -6,7 +6,20 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from searchapp.lines import Position, advance, breaks, end_of, head, positions, tail
+from searchapp.lines import (
+    Place,
+    Position,
+    advance,
+    breaks,
+    end_of,
+    head,
+    load_source_lines,
+    places,
+    positions,
+    source_line,
+    spot,
+    tail,
+)
 
 
 def naive(text: str, offset: int) -> Position:
@@ -51,3 +64,20 @@ def test_head_and_tail_keep_the_rest_of_a_line_and_n_whole_lines() -> None:
     assert after[: head(after, 0)] == " and ends here"
     assert after[: head(after, 2)] == " and ends here\nnext\r\nnext again"
     assert after[: head(after, 9)] == after
+
+
+def test_places_give_each_passage_its_part_of_the_source_lines_and_its_page() -> None:
+    text = "Alpha beta.\nGamma delta epsilon.\n\nZeta."
+    starts, ends = [0, 12, 34], [11, 32, 39]
+    # The text's characters from 0 on are on the file's line 3, from 6 on line 4, from 12 on line 9, from 18 on 10...
+    pairs = ((0, 3), (6, 4), (12, 9), (18, 10), (34, 20))
+    got = places(text, starts, ends, pairs, pages=(0, 30))
+    assert got == [Place(1, 1, "0:3,6:4", 1), Place(2, 1, "0:9,6:10", 1), Place(4, 1, "0:20", 2)]
+    second = load_source_lines(got[1].source_lines)
+    assert second == ((0, 9), (6, 10)) and source_line(second, 5) == 9 and source_line(second, 6) == 10
+    # A passage starting between two pairs takes the line in force there.
+    assert places(text, [8], [11], pairs)[0].source_lines == "0:4"
+    # Hits: the file's first and last lines, no columns; without source lines, the text's line and column.
+    assert spot(2, 1, text[12:32], second) == (9, None, 10, None)
+    assert spot(2, 1, text[12:32], None) == (2, 1, 2, 21)
+    assert places(text, starts, ends) == [Place(1, 1), Place(2, 1), Place(4, 1)]

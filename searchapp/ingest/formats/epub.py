@@ -62,5 +62,5 @@ def _chapter(name: str, part: str, data: bytes) -> tuple[str, list[tuple[int, in
         markup = decode_text(data, name)
     except LoadError as exc:
         raise LoadError(name, f"{exc.reason} in {part}", no_text=exc.no_text) from exc
-    chapter, found = html.visible_text(html.parse_html(name, markup, part))
+    chapter, found, _ = html.visible_text(html.parse_html(name, markup, part))
     return chapter, [(h.start, h.level, h.text) for h in found]

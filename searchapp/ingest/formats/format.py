@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from searchapp.lines import SourceLines
 from searchapp.types import Heading
 
 # Runs of white space, collapsed to one space in a heading's line and in HTML's flowing text.
@@ -16,11 +17,16 @@ SPACES = re.compile(r"\s+")
 @dataclass(frozen=True)
 class LoadedText:
     """What a loader extracts from a file: its text, when the format names one its title, and its headings
-    (offsets into ``text``, in text order)."""
+    (offsets into ``text``, in text order). Where its text's lines are not the file's (HTML lays its text out anew),
+    its ``source_lines``: ``(offset, line)`` pairs, offsets ascending from 0, the file's line (from 1) of the text's
+    characters from that offset on (``lines.SourceLines``); ``None`` where the text keeps the file's lines. A
+    paged format's ``pages``: the offset each page starts at in ``text`` (PDF), ascending from 0."""
 
     text: str
     title: str | None
     headings: tuple[Heading, ...] = ()
+    source_lines: SourceLines | None = None
+    pages: tuple[int, ...] = ()
 
 
 Loader = Callable[[Path, bytes], LoadedText]

@@ -103,4 +103,29 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
     headings = tuple(replace(h, text=without_nul(h.text)) for h in loaded.headings
                      if 0 <= h.start < len(text) and 1 <= h.level <= 6 and h.text)
     return Document(str(path.resolve()), title, text, info.st_mtime, info.st_size, digest,
-                    headings=tuple(sorted(headings, key=lambda h: h.start)))
+                    headings=tuple(sorted(headings, key=lambda h: h.start)),
+                    source_lines=_checked_source_lines(loaded.source_lines, len(text)),
+                    pages=_checked_pages(loaded.pages, len(text)))
+
+
+def _checked_source_lines(pairs: object, n: int) -> tuple[tuple[int, int], ...] | None:
+    """A loader's source lines where they index its text (its offsets ascending from 0, lines from 1), else
+    ``None`` (a loader not built in may give anything): a hit then gives the text's own lines."""
+    if not pairs or not isinstance(pairs, tuple):
+        return None
+    try:
+        out = tuple((int(at), int(line)) for at, line in pairs)
+    except (TypeError, ValueError):
+        return None
+    if out[0][0] != 0 or any(line < 1 for _, line in out) or any(
+            not a[0] < b[0] < n for a, b in zip(out, out[1:], strict=False)):
+        return None
+    return out
+
+
+def _checked_pages(pages: object, n: int) -> tuple[int, ...]:
+    """A loader's page starts where they index its text (ascending from 0), else none."""
+    if not pages or not isinstance(pages, tuple) or not all(isinstance(p, int) for p in pages):
+        return ()
+    ok = pages[0] == 0 and all(a <= b <= n for a, b in zip(pages, pages[1:], strict=False))
+    return pages if ok else ()

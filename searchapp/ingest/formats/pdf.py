@@ -40,10 +40,11 @@ def _load_pdf(path: Path, data: bytes) -> LoadedText:
     if not any(page.strip() for page in pages):
         raise LoadError(name, "no text layer (scanned PDF?)", no_text=True)
     text = normalise_newlines("\n\n".join(pages))
-    return LoadedText(text, clean_title(title), _outline(reader, pages, text))
+    return LoadedText(text, clean_title(title), _outline(reader, pages, text), pages=tuple(_page_starts(pages)))
 
 
-PDF = Format("PDF", (".pdf",), _load_pdf, is_text=False, loggers=("pypdf",))
+# Version 1: where each page starts in the text, for hits' pages.
+PDF = Format("PDF", (".pdf",), _load_pdf, is_text=False, loggers=("pypdf",), version=1)
 
 
 def _page_texts(reader: PdfReader) -> list[str]:
@@ -60,13 +61,19 @@ def _page_texts(reader: PdfReader) -> list[str]:
     return texts
 
 
-def _outline(reader: PdfReader, pages: list[str], text: str) -> tuple[Heading, ...]:
-    """The outline's entries as headings, best effort (a broken outline gives none, never a failed load): level
-    from nesting, offset where the entry's title starts a line on its page, else the page's start."""
+def _page_starts(pages: list[str]) -> list[int]:
+    """Where each page starts in the pages' joined text (a blank line between them, its line endings normalised)."""
     # A page's chunk ends in the separator's newlines, so normalising chunk by chunk gives the joined text's offsets.
     page_starts = [0]
     for page in pages[:-1]:
         page_starts.append(page_starts[-1] + len(normalise_newlines(page + "\n\n")))
+    return page_starts
+
+
+def _outline(reader: PdfReader, pages: list[str], text: str) -> tuple[Heading, ...]:
+    """The outline's entries as headings, best effort (a broken outline gives none, never a failed load): level
+    from nesting, offset where the entry's title starts a line on its page, else the page's start."""
+    page_starts = _page_starts(pages)
     headings: list[Heading] = []
     try:
         stack: list[tuple[list[object], int]] = [(list(reader.outline), 1)]
