@@ -12,6 +12,7 @@ import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    EXIT_NO_MATCH,
     IndexOpt,
     JsonOpt,
     WaitOpt,
@@ -76,10 +77,10 @@ def remove(
         for key in removed:
             say(f"removed {display_path(key) if os.path.isabs(key) else key}")
         say(f"removed {len(removed)}")
-    if not removed:  # as `git rm` of a path it does not track: a mistyped name is not a success
+    if not removed:  # as grep with no match: a mistyped name is not a success, nor an error
         say(f"error: nothing in the index is named {', '.join(map(repr, targets))} (a file, a folder or a text id; "
             "searchapp documents lists them)", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def documents(

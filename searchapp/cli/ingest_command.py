@@ -11,6 +11,7 @@ import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    EXIT_ERROR,
     READ_PANEL,
     RUN_PANEL,
     BatchSizeOpt,
@@ -137,10 +138,11 @@ def ingest(
                 say(f"skipped {display_path(path)}{folder}: {_SKIP_WORDS[reason]}")
             if summary.skipped_files_omitted:
                 say(f"skipped {summary.skipped_files_omitted:,} more")
+    # Some files failed: a success, each failure a warning (the rest is indexed). Every file failed: an error.
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
         say("error: no file could be ingested", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_ERROR)
 
 
 def open_for_ingest(

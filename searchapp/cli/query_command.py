@@ -12,6 +12,7 @@ import typer
 
 from searchapp.cli.common import (
     DEFAULT_INDEX,
+    EXIT_NO_MATCH,
     IndexOpt,
     JsonOpt,
     errors,
@@ -91,6 +92,8 @@ def query(
                 )
     for q, hits in zip(queries, results, strict=True):
         render_hits(q, options["mode"], hits, as_json, header=file is not None, clean=text_form is TextForm.clean)
+    if not any(results):  # as grep: no query (of --file's either) found anything
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,
