@@ -1,5 +1,5 @@
-"""Command line: each command parses, makes one library call, renders. Errors become one line and an exit status
-(docs/cli.md).
+"""Command line: each command parses, makes one library call, renders. Errors become one line and exit status
+``common.EXIT_ERROR``; a query that finds nothing exits ``EXIT_NO_MATCH``, as grep's (docs/cli.md, "Exit status").
 
 The commands live in modules of this package, each with a ``register(app)`` that adds its commands to the app
 it is handed; none imports this module back. A module is imported when one of its commands runs (or its help is

@@ -20,6 +20,11 @@ import typer
 from searchapp.display import printable
 from searchapp.errors import SearchappError
 
+# The exit statuses, grep's and ripgrep's (docs/cli.md, "Exit status"), declared here once for every command.
+EXIT_OK = 0  # the command did its work (a query: found at least one hit)
+EXIT_NO_MATCH = 1  # it ran and nothing matched: a query found no hit, `remove` named nothing indexed
+EXIT_ERROR = 2  # an error: a SearchappError, a usage error (Click's own status), output that cannot be written
+
 
 def say(text: str, err: bool = False) -> None:
     """Print one line for a human (on stderr with ``err``), through :func:`printable`; JSON goes through
@@ -77,12 +82,12 @@ def say_styled(pieces: Iterable[tuple[str, bool]], indent: int = 0, layout: bool
 
 @contextmanager
 def errors() -> Iterator[None]:
-    """Expected failures end as one line on stderr and exit status 1, never a traceback."""
+    """Expected failures end as one line on stderr and exit status :data:`EXIT_ERROR`, never a traceback."""
     try:
         yield
     except SearchappError as exc:
         say(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_ERROR) from None
 
 
 class Stdout:
@@ -198,16 +203,17 @@ def reserve_standard_descriptors() -> None:
 
 def run(app: Callable[[], Any]) -> None:
     """Run the command line ``app`` with output failures as one line: results that cannot be written (stdout
-    full, closed, or a broken pipe) end the command with exit status 1, the same for every command, and with
-    ``error: cannot write the output: <why>`` on stderr, except for a reader that left (``| head``), which
-    chose to stop reading (docs/cli.md). Never returns."""
+    full, closed, or a broken pipe) end the command with exit status :data:`EXIT_ERROR`, as grep's write errors,
+    the same for every command, and with ``error: cannot write the output: <why>`` on stderr, except for a
+    reader that left (``| head``), which chose to stop reading: quiet, but the output is incomplete
+    (docs/cli.md). Never returns."""
     age = _process_age()
     _began.update(at=time.monotonic() - (age or 0.0), process=age is not None)
     out = Stdout(sys.stdout)
     sys.stdout = out  # type: ignore[assignment]
     err = Stderr(sys.stderr)
     sys.stderr = err  # type: ignore[assignment]
-    code: Any = 0
+    code: Any = EXIT_OK
     try:
         try:
             app()
@@ -217,6 +223,9 @@ def run(app: Callable[[], Any]) -> None:
     except OSError:
         if out.failure is None:
             raise
+    # Click ends a command whose reader left with its own status (1): an output failure is seen here, whatever
+    # the command's status was.
+    if out.failure is not None:
         if out.failure.errno != errno.EPIPE:
             say(f"error: cannot write the output: {out.failure.strerror or out.failure}", err=True)
         if out.stream is not None:
@@ -224,7 +233,7 @@ def run(app: Callable[[], Any]) -> None:
             with contextlib.suppress(OSError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), out.stream.fileno())
             out.stream = None
-        code = 1
+        code = EXIT_ERROR
     sys.stdout = out.stream or sys.__stdout__  # type: ignore[assignment]
     sys.stderr = err.stream
     _began["process"] = False  # a later command in this process (an embedding app's) is timed from its own start

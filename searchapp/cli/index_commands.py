@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from searchapp.cli.common import display_path, emit_json, errors, human_size, say, shown_key
+from searchapp.cli.common import EXIT_NO_MATCH, display_path, emit_json, errors, human_size, say, shown_key
 from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt, WaitOpt
 
 
@@ -66,10 +66,10 @@ def remove(
         for key in removed:
             say(f"removed {display_path(key) if os.path.isabs(key) else key}")
         say(f"removed {len(removed)}")
-    if not removed:  # as `git rm` of a path it does not track: a mistyped name is not a success
+    if not removed:  # as grep with no match: a mistyped name is not a success, nor an error
         say(f"error: nothing in the index is named {', '.join(map(repr, targets))} (a file, a folder or a text id; "
             "searchapp documents lists them)", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def documents(

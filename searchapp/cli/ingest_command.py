@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from searchapp.cli.common import command_seconds, display_path, emit_json, errors, say
+from searchapp.cli.common import EXIT_ERROR, command_seconds, display_path, emit_json, errors, say
 from searchapp.cli.help import examples
 from searchapp.cli.options import (
     DEFAULT_INDEX,
@@ -133,10 +133,11 @@ def ingest(
                 say(f"skipped {display_path(path)}{folder}: {_SKIP_WORDS[reason]}")
             if summary.skipped_files_omitted:
                 say(f"skipped {summary.skipped_files_omitted:,} more")
+    # Some files failed: a success, each failure a warning (the rest is indexed). Every file failed: an error.
     seen = summary.added + summary.updated + summary.unchanged + summary.failed
     if summary.failed and summary.failed == seen:
         say("error: no file could be ingested", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_ERROR)
 
 
 def open_for_ingest(

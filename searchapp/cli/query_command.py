@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from searchapp.cli.common import errors, say
+from searchapp.cli.common import EXIT_NO_MATCH, errors, say
 from searchapp.cli.help import examples
 from searchapp.cli.options import DEFAULT_INDEX, IndexOpt, JsonOpt, fusion_options, search_options
 from searchapp.cli.render import render_hits
@@ -77,6 +77,8 @@ def query(
                 )
     for q, hits in zip(queries, results, strict=True):
         render_hits(q, options["mode"], hits, as_json, header=file is not None, text=text_form)
+    if not any(results):  # as grep: no query (of --file's either) found anything
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def _filters(pairs: list[str], path_prefix: str | None, path_glob: str | None,

@@ -174,5 +174,5 @@ def watch(
                                debounce=debounce, poll=poll, as_json=as_json, collection=collection,
                                description=description)
             say(f"watching {', '.join(display_path(str(r)) for r in roots)} (Ctrl-C to stop)", err=True)
-            follower.run()  # a watch that cannot go on ends as one error line, exit status 1
+            follower.run()  # a watch that cannot go on ends as one error line (errors())
     say("stopped", err=True)

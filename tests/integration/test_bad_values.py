@@ -38,7 +38,7 @@ def test_out_of_range_options_are_usage_errors(tmp_path: Path, args: list[str]) 
 def test_an_index_path_that_is_a_file_and_a_missing_query(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     res = runner.invoke(app, ["status", "--index", "afile"])
-    assert res.exit_code == 1 and "afile is a file, not an index folder" in res.stderr
+    assert res.exit_code == 2 and "afile is a file, not an index folder" in res.stderr
     res = runner.invoke(app, ["query"])
     assert res.exit_code == 2 and "give a query TEXT or --file FILE" in res.output
 
@@ -48,14 +48,14 @@ def test_a_query_file_of_blank_lines_is_an_error(tmp_path: Path, fake_encoder) -
         ix.add_texts(["some text"], ids=["a"])
     (tmp_path / "blank.txt").write_text("\n  \n\n")
     res = runner.invoke(app, ["query", "--file", "blank.txt", "--mode", "lexical"])
-    assert res.exit_code == 1 and "no query in it" in res.stderr
+    assert res.exit_code == 2 and "no query in it" in res.stderr
 
 
 def test_a_pooling_layer_outside_the_model_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("some text")
     res = runner.invoke(app, ["ingest", "docs", "--pooling", "layers", "--pooling-param", "layers=-99"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "layers must be a non-empty list of integers (e.g. layers=-2,-1), got -99" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -71,7 +71,7 @@ def test_serve_on_a_port_in_use_fails_before_announcing(tmp_path: Path) -> None:
                              env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
     finally:
         busy.close()
-    assert res.returncode == 1 and "cannot listen" in res.stderr and "serving" not in res.stderr
+    assert res.returncode == 2 and "cannot listen" in res.stderr and "serving" not in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / "ix").exists()
 
 
@@ -113,7 +113,7 @@ def test_a_bad_workers_value_or_a_cluster_address_with_nothing_there_fails_at_on
     res = subprocess.run([sys.executable, "-m", "searchapp", "ingest", "docs", "--index", "ix", "--workers", workers],
                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert __import__("time").monotonic() - started < 30
-    assert res.returncode == 1 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("error: "), res.stderr
     reach = workers.startswith("ray:127.0.0.1:") and not workers.endswith(":99999")
     assert ("cannot reach a Ray cluster" in res.stderr) == reach, res.stderr
     assert not (tmp_path / "ix").exists()
@@ -147,7 +147,7 @@ def test_a_cluster_address_is_tried_once_per_ingest(tmp_path: Path, fake_model, 
         listening.listen()
         port = listening.getsockname()[1]
         res = runner.invoke(app, ["ingest", "docs", "--index", "ix", "--workers", f"ray:127.0.0.1:{port}"])
-    assert res.exit_code == 1 and "stopped before Ray" in res.stderr, res.output
+    assert res.exit_code == 2 and "stopped before Ray" in res.stderr, res.output
     assert tried == [("127.0.0.1", port)]
 
 
@@ -161,7 +161,7 @@ def test_too_many_ray_actors_for_a_local_cluster_are_refused_before_ray_starts_o
     (tmp_path / "docs" / "a.txt").write_text("rotate the signing keys")
     res = CliRunner().invoke(app, ["ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "ix"),
                                    "--workers", "ray", "--actors", "100000"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert res.stderr.strip().startswith("error: --actors 100000 needs 100000.5 CPUs in the Ray cluster")
     assert "\n" not in res.stderr.strip()
     assert not (tmp_path / "ix").exists()
@@ -192,6 +192,6 @@ def test_a_ray_cluster_at_an_address_is_checked_before_an_index_is_created(tmp_p
                                        "--workers", f"ray:127.0.0.1:{listener.getsockname()[1]}", "--actors", "64"])
     finally:
         listener.close()
-    assert res.exit_code == 1 and len(asked) == 1
+    assert res.exit_code == 2 and len(asked) == 1
     assert res.stderr.strip() == "error: --actors 64 needs 64.5 CPUs in the Ray cluster; it has 8"
     assert not (tmp_path / "ix").exists()

@@ -163,7 +163,7 @@ def test_a_query_s_terms_after_analysis_are_bounded_on_every_surface(ix: Index, 
     assert ix.search(_words(MAX_QUERY_TERMS + 1), mode="dense")  # the vectors take any query
     over = _words(MAX_QUERY_TERMS + 1)
     res = runner.invoke(app, ["query", over, "--mode", mode, "--index", str(ix.location)])
-    assert res.exit_code == 1 and "distinct terms" in res.stderr and "Traceback" not in res.output
+    assert res.exit_code == 2 and "distinct terms" in res.stderr and "Traceback" not in res.output
     client = TestClient(create_app(ix), base_url="http://localhost")
     r = client.post("/search", json={"query": over, "mode": mode})
     assert r.status_code == 400 and "distinct terms" in r.json()["error"]["message"]

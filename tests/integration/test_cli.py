@@ -57,9 +57,9 @@ def test_ingest_query_status_json(tmp_path: Path, real_encoder) -> None:  # type
     res = runner.invoke(app, ["query", "tomatoes", "--json", "--path-prefix", "docs/keys.md"])
     assert [Path(h["path"]).name for h in json.loads(res.stdout)["hits"]] == ["keys.md"]
     res = runner.invoke(app, ["query", "tomatoes", "--json", "--filter", "team=x"])
-    assert res.exit_code == 0 and json.loads(res.stdout)["hits"] == []
+    assert res.exit_code == 1 and json.loads(res.stdout)["hits"] == []  # no hit: 1, as grep
     res = runner.invoke(app, ["query", "tomatoes", "--filter", "team"])
-    assert res.exit_code == 1 and "KEY=VALUE" in res.stderr
+    assert res.exit_code == 2 and "KEY=VALUE" in res.stderr
 
     res = runner.invoke(app, ["status", "--json"])
     stats = json.loads(res.stdout)
@@ -93,7 +93,7 @@ def test_index_from_environment(tmp_path: Path, monkeypatch, real_encoder) -> No
 
 def test_missing_index_says_how_to_create_one(tmp_path: Path) -> None:
     res = runner.invoke(app, ["query", "anything"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "searchapp ingest" in res.stderr and "Traceback" not in res.output
 
 
@@ -101,21 +101,21 @@ def test_empty_index_says_how_to_fill_it(tmp_path: Path, real_encoder) -> None: 
     (tmp_path / "empty").mkdir()
     assert runner.invoke(app, ["ingest", "empty"]).exit_code == 0
     res = runner.invoke(app, ["query", "anything", "--mode", "lexical"])
-    assert res.exit_code == 1 and "empty" in res.stderr and "searchapp ingest" in res.stderr
+    assert res.exit_code == 2 and "empty" in res.stderr and "searchapp ingest" in res.stderr
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
     res = runner.invoke(app, ["ingest", "no-such-folder"])
-    assert res.exit_code == 1 and "no-such-folder" in res.stderr and "Traceback" not in res.output
+    assert res.exit_code == 2 and "no-such-folder" in res.stderr and "Traceback" not in res.output
     res = runner.invoke(app, ["ingest", ".", "--pooling", "median"])
-    assert res.exit_code == 1 and "unknown pooling" in res.stderr
+    assert res.exit_code == 2 and "unknown pooling" in res.stderr
 
 
 def test_all_files_failing_is_a_failed_command(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_bytes(b"\x00\x01 binary" * 100)
     res = runner.invoke(app, ["ingest", "docs"])
-    assert res.exit_code == 1 and "a.txt" in res.stderr
+    assert res.exit_code == 2 and "a.txt" in res.stderr
 
 
 def test_help_does_not_import_torch() -> None:

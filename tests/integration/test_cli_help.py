@@ -73,4 +73,4 @@ def test_a_choice_with_one_name_is_said_plainly(tmp_path, fake_model) -> None:  
     (tmp_path / "docs" / "a.md").write_text("Signing keys.\n", encoding="utf-8")
     assert runner.invoke(app, ["ingest", str(tmp_path / "docs"), "-i", str(tmp_path / "ix")]).exit_code == 0
     out = runner.invoke(app, ["query", "keys", "--group-by", "doc", "-i", str(tmp_path / "ix")])
-    assert out.exit_code == 1 and "unknown group_by 'doc': use document" in out.stderr, out.output
+    assert out.exit_code == 2 and "unknown group_by 'doc': use document" in out.stderr, out.output

@@ -28,7 +28,7 @@ def test_version_and_short_help() -> None:
 def test_an_explicitly_named_unsupported_file_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "notes.xyz").write_text("some notes")
     res = runner.invoke(app, ["ingest", "notes.xyz"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert res.stderr.startswith("error: notes.xyz: unsupported file type '.xyz' (supported: ")
     assert len(res.stderr.strip().splitlines()) == 1 and "added" not in res.stdout
     assert not (tmp_path / ".searchapp").exists()  # refused before an index was made
@@ -59,17 +59,17 @@ def test_a_filter_or_query_no_store_can_run_is_one_error_line(tmp_path: Path, sm
     ]
     for extra, message in refused:
         res = runner.invoke(app, query + extra)
-        assert res.exit_code == 1 and res.stderr.startswith(f"error: {message}"), res.stderr[:300]
+        assert res.exit_code == 2 and res.stderr.startswith(f"error: {message}"), res.stderr[:300]
         assert len(res.stderr.splitlines()) == 1 and len(res.stderr) < 200
     res = runner.invoke(app, ["query", "keys \udcff", "-i", str(tmp_path / "ix"), "--mode", "lexical"])
-    assert res.exit_code == 1 and res.stderr == ("error: the query holds U+DCFF at character 5, a lone surrogate, "
+    assert res.exit_code == 2 and res.stderr == ("error: the query holds U+DCFF at character 5, a lone surrogate, "
                                                  "which is not Unicode text\n")
     for glob in ("*[z-a]*", "*[[:alpha:]]*"):
-        assert runner.invoke(app, [*query, "--path-glob", glob]).exit_code == 0
+        assert runner.invoke(app, [*query, "--path-glob", glob]).exit_code == 1  # matches no path: no hit, no error
     # The real command line, with a byte that is not UTF-8 in the query.
     run = subprocess.run([sys.executable, "-m", "searchapp", "query", b"keys \xff", *query[2:]], capture_output=True,
                          env={**os.environ, "PYTHONUTF8": "1"}, timeout=120)
-    assert run.returncode == 1 and run.stderr.decode() == ("error: the query holds U+DCFF at character 5, a lone "
+    assert run.returncode == 2 and run.stderr.decode() == ("error: the query holds U+DCFF at character 5, a lone "
                                                            "surrogate, which is not Unicode text\n")
 
 

@@ -56,7 +56,7 @@ def test_collections_are_named_listed_and_searched_apart(folders: tuple[Path, Pa
     assert paths(ix, "--collection", "api") == {"keys.md"}
     # A collection the index does not hold is an error listing those it holds (it was no hits, exit 0).
     assert "its collections: api, guides" in cli("query", "signing keys", "-i", ix, "--collection", "nothing",
-                                                 code=1)
+                                                 code=2)
     table = cli("collections", "-i", ix)
     assert "How-to guides for operators" in table and "guides" in table
     # A re-ingest into the same collection is a normal re-ingest: nothing read again, the description kept.
@@ -84,10 +84,10 @@ def test_an_index_without_names_has_no_collections(folders: tuple[Path, Path, st
 
 def test_bad_collection_options_are_one_line_errors(folders: tuple[Path, Path, str]) -> None:
     guides, _, ix = folders
-    out = cli("ingest", str(guides), "-i", ix, "--collection", "my guides", code=1)
+    out = cli("ingest", str(guides), "-i", ix, "--collection", "my guides", code=2)
     assert out.strip() == ("error: collection name 'my guides': use letters, digits, '_', '-' and '.' (a letter or "
                            "digit first)")
-    out = cli("ingest", str(guides), "-i", ix, "--description", "orphan", code=1)
+    out = cli("ingest", str(guides), "-i", ix, "--description", "orphan", code=2)
     assert out.strip() == "error: a description describes a collection: give the collection's name with it"
     assert not Path(ix).exists()  # refused before any index was made
 
@@ -162,16 +162,16 @@ def test_a_collection_or_path_prefix_the_index_does_not_hold_is_an_error_listing
     cli("ingest", str(guides), "-i", ix, "--collection", "guides")
     cli("ingest", str(api), "-i", ix, "--collection", "api")
     out = runner.invoke(app, ["query", "signing keys", "-i", ix, "--collection", "gudes", "--mode", "lexical"])
-    assert out.exit_code == 1, out.output
+    assert out.exit_code == 2, out.output
     assert out.stderr == "error: collection 'gudes' is not in this index; its collections: api, guides\n"
     missing = str(guides.parent / "gides")
     out = runner.invoke(app, ["query", "signing keys", "-i", ix, "--path-prefix", missing, "--mode", "lexical"])
-    assert out.exit_code == 1, out.output
+    assert out.exit_code == 2, out.output
     assert out.stderr == (f"error: no document's path or id starts with {missing!r}: its files are under "
                           f"{guides.parent.resolve()}/\n")
-    # Held, with nothing that matches the query: no hits, exit 0, as before.
+    # Held, with nothing that matches the query: no hits, exit status 1 (nothing matched, as grep), not an error.
     out = runner.invoke(app, ["query", "zebra", "-i", ix, "--collection", "api", "--mode", "lexical", "--json"])
-    assert out.exit_code == 0 and json.loads(out.stdout)["hits"] == [], out.output
+    assert out.exit_code == 1 and json.loads(out.stdout)["hits"] == [], out.output
 
 
 def test_documents_lists_each_document_s_collection_and_takes_one(folders: tuple[Path, Path, str]) -> None:
@@ -186,7 +186,7 @@ def test_documents_lists_each_document_s_collection_and_takes_one(folders: tuple
     table = cli("documents", "-i", ix).splitlines()
     assert "collection" in table[0] and any("guides" in row and "rotate.md" in row for row in table[1:])
     assert any(" -  " in row and "keys.md" in row for row in table[1:])
-    assert "its collections: guides" in cli("documents", "-i", ix, "--collection", "guide", code=1)
+    assert "its collections: guides" in cli("documents", "-i", ix, "--collection", "guide", code=2)
 
 
 def test_status_lists_the_collections(folders: tuple[Path, Path, str]) -> None:

@@ -57,5 +57,5 @@ def test_second_writer_in_another_process_is_refused(tmp_path: Path, fake_encode
             [sys.executable, "-m", "searchapp", "ingest", str(tmp_path / "docs"), "--index", str(tmp_path / "ix")],
             capture_output=True, text=True, timeout=300,
         )
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert "another process is writing" in res.stderr and "Traceback" not in res.stderr

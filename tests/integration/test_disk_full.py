@@ -1,4 +1,4 @@
-"""A full disk during an ingest: a typed error (one line from the CLI, exit 1), the index as it was before the
+"""A full disk during an ingest: a typed error (one line from the CLI, exit status 2), the index as it was before the
 write that failed, and a later ingest that completes.
 
 SQLite reports ENOSPC from the OS as SQLITE_FULL ("database or disk is full"); the tests get that very error
@@ -214,7 +214,7 @@ def test_cli_reports_a_full_disk_in_one_line_and_fails(
     else:
         _fsync_enospc(monkeypatch)
     res = CliRunner().invoke(app, ["ingest", str(docs)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "Traceback" not in res.output
     # Besides progress lines, one line: the error.
     lines = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith(PROGRESS)]

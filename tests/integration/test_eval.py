@@ -71,7 +71,7 @@ def test_eval_json_all_modes_and_run_file(tmp_path: Path, real_encoder) -> None:
 def test_eval_missing_split_is_a_clear_error(tmp_path: Path) -> None:
     ds = write_beir(tmp_path / "tiny")
     res = CliRunner().invoke(app, ["eval", str(ds), "--split", "dev"])
-    assert res.exit_code == 1 and "qrels/dev.tsv" in res.stderr
+    assert res.exit_code == 2 and "qrels/dev.tsv" in res.stderr
 
 
 def test_tune_prints_best_setting_and_writes_config(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -103,7 +103,7 @@ def test_tune_prints_best_setting_and_writes_config(tmp_path: Path, real_encoder
 def test_tune_rejects_unknown_metric(tmp_path: Path) -> None:
     ds = write_beir(tmp_path / "tiny")
     res = CliRunner().invoke(app, ["tune", str(ds), "--split", "test", "--metric", "p@5"])
-    assert res.exit_code == 1 and "unknown metric" in res.stderr
+    assert res.exit_code == 2 and "unknown metric" in res.stderr
 
 
 def test_tune_cross_validates_over_query_folds_and_collections(tmp_path: Path, real_encoder) -> None:  # type: ignore[no-untyped-def]
@@ -272,7 +272,7 @@ def test_eval_questions_diagnose(tmp_path: Path, fake_model) -> None:  # type: i
     assert f"hybrid first: {first['document']}" in table.stdout and "line 3:" not in table.stdout
     assert "matched terms (IDF): (none)" in table.stdout
     refused = CliRunner().invoke(app, ["eval", str(docs), "--diagnose"])
-    assert refused.exit_code == 1 and "--diagnose reads the questions of --questions" in refused.stderr
+    assert refused.exit_code == 2 and "--diagnose reads the questions of --questions" in refused.stderr
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -287,7 +287,7 @@ def test_eval_questions_diagnose(tmp_path: Path, fake_model) -> None:  # type: i
 def test_eval_questions_malformed_lines(tmp_path: Path, fake_model, text: str, message: str) -> None:  # type: ignore[no-untyped-def]
     docs, questions = write_folder(tmp_path, text)
     res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions)])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "home" / ".cache").exists()  # refused before any index was made
 
@@ -296,7 +296,7 @@ def test_eval_questions_target_not_indexed(tmp_path: Path, fake_model) -> None: 
     docs, questions = write_folder(tmp_path, "a binary file\tdata.bin\n")
     (docs / "data.bin").write_bytes(b"\x00\x01")
     res = CliRunner().invoke(app, ["eval", str(docs), "--questions", str(questions)])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     [error] = [line for line in res.stderr.splitlines() if line.startswith("error:")]  # after the ingest's lines
     assert "questions.tsv:1: target 'data.bin' is not indexed" in error
 

@@ -35,7 +35,7 @@ def test_eval_sts_json_and_ordering(tmp_path: Path, real_encoder) -> None:  # ty
 
     assert out["precision"] == EncoderSpec(precision="auto").embeds_in
     res = runner.invoke(app, ["eval-sts", "sts.csv", "--precision", "fp16", "--json"])
-    assert res.exit_code == 1 and "fp16 runs on a CUDA GPU only" in res.stderr
+    assert res.exit_code == 2 and "fp16 runs on a CUDA GPU only" in res.stderr
     res = runner.invoke(app, ["eval-sts", "sts.csv", "--pooling", "sbert-wk", "--pooling-param", "layer_start=4"])
     assert res.exit_code == 0 and "Spearman" in res.stdout
 
@@ -43,4 +43,4 @@ def test_eval_sts_json_and_ordering(tmp_path: Path, real_encoder) -> None:  # ty
 def test_eval_sts_bad_file(tmp_path: Path) -> None:
     (tmp_path / "bad.csv").write_text("only\ttwo\n")
     res = CliRunner().invoke(app, ["eval-sts", "bad.csv"])
-    assert res.exit_code == 1 and "bad.csv:1" in res.stderr
+    assert res.exit_code == 2 and "bad.csv:1" in res.stderr

@@ -96,4 +96,4 @@ def test_export_rows_and_their_snapshot(index_at) -> None:  # type: ignore[no-un
 
 def test_export_of_a_missing_index_is_one_line(tmp_path: Path) -> None:
     out = runner.invoke(app, ["export", "-i", str(tmp_path / "nothing")])
-    assert out.exit_code == 1 and out.stderr.startswith("error: no index at") and out.stdout == ""
+    assert out.exit_code == 2 and out.stderr.startswith("error: no index at") and out.stdout == ""

@@ -28,7 +28,7 @@ def test_a_command_in_a_subfolder_finds_the_index_above(tmp_path: Path, fake_mod
     status = json.loads(runner.invoke(app, ["status", "--json"]).stdout)
     assert status["path"] == str(tmp_path / ".searchapp") and not (docs / ".searchapp").exists()
     # An index named on the command line is that one, found or not.
-    assert runner.invoke(app, ["status", "-i", ".searchapp"]).exit_code == 1
+    assert runner.invoke(app, ["status", "-i", ".searchapp"]).exit_code == 2
 
 
 def test_removing_what_the_index_does_not_hold_is_an_error(tmp_path: Path, fake_model,  # type: ignore[no-untyped-def]

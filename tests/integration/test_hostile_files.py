@@ -154,7 +154,7 @@ def test_a_moved_root_is_removed_by_path_even_though_it_is_gone(tmp_path: Path, 
         ix.add_texts(["a kept text"], ids=["note-1"])
     runner = CliRunner()
     res = runner.invoke(app, ["ingest", "old", "--index", "ix"])
-    assert res.exit_code == 1 and "searchapp remove old" in res.stderr
+    assert res.exit_code == 2 and "searchapp remove old" in res.stderr
     res = runner.invoke(app, ["remove", "old", "--index", "ix", "--json"])
     assert res.exit_code == 0, res.output
     assert '"removed": 2' in res.stdout

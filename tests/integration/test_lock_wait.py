@@ -46,10 +46,10 @@ def test_cli_remove_waits_for_the_lock_with_wait_and_fails_at_once_without(small
     with held_by_another_process(location):
         started = time.monotonic()
         refused = runner.invoke(app, ["remove", "t0", "-i", location])
-        assert refused.exit_code == 1 and time.monotonic() - started < 1.0
+        assert refused.exit_code == 2 and time.monotonic() - started < 1.0
         assert refused.stderr.strip().endswith("another process is writing to this index")
         short = runner.invoke(app, ["remove", "t0", "-i", location, "--wait", "0.2"])
-        assert short.exit_code == 1 and "(waited 0.2s for it)" in short.stderr
+        assert short.exit_code == 2 and "(waited 0.2s for it)" in short.stderr
         waited = runner.invoke(app, ["remove", "t0", "-i", location, "--wait", "30"])
         assert waited.exit_code == 0, waited.output
         assert waited.stdout.strip().splitlines() == ["removed t0", "removed 1"]

@@ -242,12 +242,12 @@ def test_cli_refuses_a_bad_transport_and_a_missing_index_in_one_line(tmp_path: P
 
     runner = CliRunner()
     bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "pigeon"])
-    assert bad.exit_code == 1 and bad.stderr == "error: unknown transport 'pigeon': use one of stdio, http\n"
+    assert bad.exit_code == 2 and bad.stderr == "error: unknown transport 'pigeon': use one of stdio, http\n"
     for timeout in ("0", "3601"):  # an idle timeout of none, or past the bound
         bad = runner.invoke(app, ["mcp", "-i", str(tmp_path / "ix"), "--transport", "http", "--idle-timeout", timeout])
         assert bad.exit_code == 2 and "Invalid value for '--idle-timeout'" in bad.stderr
     missing = runner.invoke(app, ["mcp", "-i", str(tmp_path / "none"), "--lazy"])
-    assert missing.exit_code == 1 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
+    assert missing.exit_code == 2 and missing.stderr.startswith("error: ") and missing.stderr.count("\n") == 1
     assert not (tmp_path / "none").exists()  # read-only: nothing created
 
 

@@ -56,7 +56,7 @@ def test_cli_and_http_min_score(tmp_path: Path, index: Index, fake_model) -> Non
     assert 1 <= len(kept) < len(every) and all(h["dense_score"] >= threshold for h in kept)
     refused = runner.invoke(app, ["query", "keys", "-i", str(tmp_path / "ix"), "--mode", "lexical",
                                   "--min-score", "0.3"])
-    assert refused.exit_code == 1 and refused.stderr.startswith("error: min_score is a threshold on the cosine")
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: min_score is a threshold on the cosine")
 
     pytest.importorskip("fastapi")
     httpx = pytest.importorskip("httpx")

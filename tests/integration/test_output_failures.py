@@ -1,4 +1,4 @@
-"""Results that cannot be written end every command the same way: exit status 1, and one ``error:`` line on stderr
+"""Results that cannot be written end every command the same way: exit status 2, and one ``error:`` line on stderr
 for a full disk or a closed stdout (none for a reader that left, ``| head``); an unknown URL parameter is one line
 too (issue: hardening, round 3; docs/cli.md)."""
 
@@ -68,15 +68,16 @@ def test_a_failing_stdout_ends_every_command_the_same_way(index: Path, command: 
                                                           why: str | None, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     # Full or closed: a traceback (OSError, AttributeError) or a silent exit 0; a reader that left: exit 0 for
-    # export, 1 for query. Now exit 1 each, with one error line where the output was lost to a failure.
+    # export, 1 for query. Now exit status 2 each (an error, as grep's write errors), with one error line where the
+    # output was lost to a failure.
     if kind == "full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     code, err = _run(command, kind, index, monkeypatch, capsys)
-    assert code == 1, err
+    assert code == 2, err
     assert err == (f"error: cannot write the output: {why}\n" if why else "")
 
 
-def test_the_installed_command_exits_1_with_one_line_on_a_full_disk(index: Path) -> None:
+def test_the_installed_command_exits_2_with_one_line_on_a_full_disk(index: Path) -> None:
     # The entry point itself (python -m searchapp), with the interpreter's own flush at exit.
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
@@ -84,13 +85,13 @@ def test_the_installed_command_exits_1_with_one_line_on_a_full_disk(index: Path)
         res = subprocess.run([sys.executable, "-m", "searchapp", "export", "--index", str(index)], stdout=full,
                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                              timeout=120)
-    assert (res.returncode, res.stderr) == (1, "error: cannot write the output: No space left on device\n")
+    assert (res.returncode, res.stderr) == (2, "error: cannot write the output: No space left on device\n")
 
 
 def test_an_unknown_url_parameter_is_one_line_naming_it() -> None:
     pytest.importorskip("psycopg")
     res = CliRunner().invoke(app, ["status", "--index", "postgresql://app@127.0.0.1:1/db?schema=s&foo=bar"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert res.stderr.strip().splitlines() == [
         "error: unknown URL parameter 'foo': use schema, pool_size, vector_type, maintenance_work_mem, "
         "max_parallel_maintenance_workers or a libpq connection parameter (sslmode, connect_timeout, "

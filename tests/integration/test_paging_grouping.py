@@ -113,7 +113,7 @@ def test_cli_and_http(tmp_path: Path, index: Index, fake_model) -> None:  # type
     doc = json.loads(runner.invoke(app, [*base, "--group-by", "document", "--offset", "1", "--json"]).stdout)
     assert [h["rank"] for h in doc["hits"]] == [2, 3] and isinstance(doc["hits"][0]["other_passages"], list)
     bad = runner.invoke(app, [*base, "--group-by", "folder"])
-    assert bad.exit_code == 1 and "group_by" in bad.stderr
+    assert bad.exit_code == 2 and "group_by" in bad.stderr
 
     pytest.importorskip("fastapi")
     httpx = pytest.importorskip("httpx")

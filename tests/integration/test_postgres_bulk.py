@@ -142,7 +142,7 @@ def test_build_settings_out_of_range_are_one_line_before_anything_is_created(
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("rotate the signing keys")
     res = CliRunner().invoke(app, ["ingest", str(tmp_path / "docs"), "--index", f"{pg_url}&{parameter}"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), lines
     schema = pg_url.rsplit("schema=", 1)[1]

@@ -91,7 +91,7 @@ def test_the_read_commands_on_an_unwritable_folder(unwritable: Path, command: li
 
 def test_a_write_to_an_unwritable_folder_is_one_line(unwritable: Path) -> None:
     res = CliRunner().invoke(app, ["remove", "a", "--index", str(unwritable)])
-    assert res.exit_code == 1 and res.stderr.startswith("error: ") and len(res.stderr.splitlines()) == 1
+    assert res.exit_code == 2 and res.stderr.startswith("error: ") and len(res.stderr.splitlines()) == 1
 
 
 def test_read_only_opens_never_set_wal_mode(folder: Path) -> None:
@@ -144,7 +144,7 @@ def test_the_commands_read_a_folder_without_write_permission(folder: Path) -> No
             assert "Traceback" not in res.stderr
         res = subprocess.run([sys.executable, "-m", "searchapp", "remove", "a"], capture_output=True, text=True,
                              env=env, preexec_fn=drop, cwd=base, timeout=120)
-        assert res.returncode == 1 and res.stderr.startswith("error: ") and len(res.stderr.splitlines()) == 1
+        assert res.returncode == 2 and res.stderr.startswith("error: ") and len(res.stderr.splitlines()) == 1
         assert _snapshot(target) == before
     finally:
         for p in [base, *base.rglob("*")]:

@@ -29,7 +29,7 @@ URLS = [
 def test_no_command_prints_the_password(url: str, command: list[str]) -> None:
     pytest.importorskip("psycopg")
     res = runner.invoke(app, [*command, "--index", url])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     assert SECRET not in res.output and "Traceback" not in res.output
     assert res.stderr.startswith("error: ") and len(res.stderr.strip().splitlines()) == 1
 

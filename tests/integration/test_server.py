@@ -391,7 +391,7 @@ def test_serve_command_binds_loopback_and_refuses_a_missing_index_when_read_only
     cli = [sys.executable, "-m", "searchapp"]
     missing = subprocess.run([*cli, "serve", "--index", str(tmp_path / "none"), "--read-only"],
                              capture_output=True, text=True, env=env, timeout=120)
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert missing.stderr.strip().startswith("error: no index at") and "Traceback" not in missing.stderr
     port = free_port()
     proc = subprocess.Popen([*cli, "serve", "--index", str(tmp_path / "ix"), "--port", str(port), "--no-ui"],

@@ -119,18 +119,18 @@ def test_show_refuses_what_the_index_does_not_hold_in_one_line(location: str) ->
                              ("docs/missing.md", "'docs/missing.md' is not in the index"),
                              ("0", "passage_id must be a whole number")]:
         out = runner.invoke(app, ["show", target, "-i", location])
-        assert out.exit_code == 1, (target, out.output)
+        assert out.exit_code == 2, (target, out.output)
         assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: ") and message in out.stderr, out.stderr
         assert "Traceback" not in out.output
     gone = runner.invoke(app, ["show", "1", "-i", str(Path(location).parent / "nope")])
-    assert gone.exit_code == 1 and gone.stderr.startswith("error: ") and gone.stderr.count("\n") == 1
+    assert gone.exit_code == 2 and gone.stderr.startswith("error: ") and gone.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("digits", [20, 5000])
 def test_a_passage_id_of_too_many_digits_is_one_line(location: str, digits: int) -> None:
     # 5,000 digits made Python's int() refuse the string (a ValueError past 4,300 digits): a traceback.
     res = runner.invoke(app, ["show", "9" * digits, "-i", location])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output
     assert f"has {digits:,} digits" in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.splitlines()) == 1
 
@@ -142,7 +142,7 @@ def test_an_unindexed_file_never_shows_a_text_whose_id_is_its_path(location: str
         ix.add_texts(["What the text says."], ids=["docs/unindexed.md"])
     (tmp_path / "docs" / "unindexed.md").write_text("What the file says.\n", encoding="utf-8")
     out = runner.invoke(app, ["show", "docs/unindexed.md", "-i", location])
-    assert out.exit_code == 1, out.output
+    assert out.exit_code == 2, out.output
     assert "What the text says." not in out.stdout
     assert out.stderr.count("\n") == 1 and "is a file that is not in the index" in out.stderr
     text = runner.invoke(app, ["show", "--text", "docs/unindexed.md", "-i", location, "--json"])

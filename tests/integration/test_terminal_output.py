@@ -50,5 +50,5 @@ def test_human_output_escapes_control_and_bidi_characters_and_json_stays_exact(t
     assert not UNSAFE.search(ingest.stderr), repr(ingest.stderr)
 
     missing = runner.invoke(app, ["ingest", f"gone{HOSTILE}", "--index", str(location)])
-    assert missing.exit_code == 1 and "gone" in missing.stderr
+    assert missing.exit_code == 2 and "gone" in missing.stderr
     assert not UNSAFE.search(missing.stderr), repr(missing.stderr)

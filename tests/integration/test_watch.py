@@ -334,7 +334,7 @@ def test_an_index_kept_in_the_watched_folder_itself_is_refused_in_one_line_befor
             else ["serve", "-i", str(docs), "--port", str(free_port()), "--lazy", "--watch", str(docs)])
     done = subprocess.run([sys.executable, "-c", WRAPPER, *args], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "the index is kept in this folder itself" in error_line(done.stderr)
     assert sorted(p.name for p in docs.iterdir()) == ["a.txt"]  # no index made there
 
@@ -347,7 +347,7 @@ def test_a_watch_whose_session_fails_unexpectedly_ends_with_one_error_line(tmp_p
         w.session()
         (docs / "b.txt").write_text("A poison pill for the encoder.")
         status, stderr = w.ended(timeout=60)
-    assert status == 1
+    assert status == 2
     assert error_line(stderr) == "error: the watch stopped: RuntimeError: the encoder broke on 'poison'"
 
 
@@ -355,7 +355,7 @@ def test_serve_watch_ends_with_an_error_when_its_watcher_dies(tmp_path) -> None:
     with serving_watched(tmp_path, {"WATCH_TEST_FAIL_ON": "poison"}) as (server, docs, _):
         (docs / "b.txt").write_text("A poison pill for the encoder.")
         # Not a server going on with an index that no longer follows the folder: it ends, saying why.
-        assert server.wait(timeout=60) == 1
+        assert server.wait(timeout=60) == 2
     assert server.stderr is not None
     line = error_line(server.stderr.read())
     assert line.startswith("error: the watch stopped: RuntimeError: the encoder broke on 'poison'; the server stopped")

@@ -68,7 +68,7 @@ def test_not_installed_at_all_gets_the_released_form(monkeypatch: pytest.MonkeyP
 def test_serve_without_its_extra_is_one_line_with_this_installs_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn -> ImportError naming it
     res = CliRunner().invoke(app, ["serve", "--index", "ix"])
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     line = res.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert line.endswith(f"serve needs the server extra (uvicorn is missing): {extras.install_command('server')}")
