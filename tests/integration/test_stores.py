@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from searchapp.filters import Filter
-from searchapp.lines import Position
+from searchapp.lines import Place
 from searchapp.store.base import Stores
 from searchapp.store.rows import NewDocument, dump_metadata
 from searchapp.types import Document, ExportedDocument, ExportedPassage, Span
@@ -120,7 +120,7 @@ def test_touch_and_set_metadata_change_only_what_they_name(stores: Stores) -> No
     assert (rec.title, rec.metadata, rec.text) == ("New title", {"team": "ops", "year": 2025}, KEYS)
     assert (rec.line, rec.column) == (1, 1)
     with stores.writing():  # a newer reader records where each passage starts
-        stores.touch(before.id, 30.0, starts=[Position(3, 2)])
+        stores.touch(before.id, 30.0, starts=[Place(3, 2)])
     with stores.reader() as reader:
         rec = reader.hydrate([pid])[pid]
     assert (rec.line, rec.column, rec.text) == (3, 2, KEYS)
