@@ -191,6 +191,8 @@ def test_startup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[
     for name in ("this", "baseline"):
         assert set(out["median_s"][name]) == {"help", "query"} and min(out["median_s"][name].values()) > 0
     assert out["ratio"]["help"] == out["median_s"]["this"]["help"] / out["median_s"]["baseline"]["help"]
+    assert out["floor_s"] > 0 and out["floor_ratio"] == out["floor_s"] / out["median_s"]["baseline"]["query"]
+    assert out["floor_session"] is False  # the tests embed queries without ONNX Runtime: the imports alone
 
 
 def test_ingest(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: Path,
