@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from searchapp.reports import CollectionListing, IndexStats
     from searchapp.types import Document, DocumentText, ExportedDocument, ExportedPassage, Hit, PassageContext, Span
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Each public name -> the module that defines it.
 _EXPORTS = {
