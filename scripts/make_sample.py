@@ -60,8 +60,11 @@ def to_html(markdown: str) -> str:
     for kind, text in blocks(markdown):
         esc = html.escape(text)
         if kind == "heading":
+            # The first heading is the page's own (its `#` line): an h1, which the section paths do not repeat
+            # under the title; the others its questions.
+            level = 2 if title else 1
             title = title or esc
-            parts.append(f"<h2>{esc}</h2>")
+            parts.append(f"<h{level}>{esc}</h{level}>")
         elif kind == "code":
             parts.append(f"<pre>{esc}</pre>")
         else:

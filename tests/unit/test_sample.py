@@ -28,3 +28,10 @@ def test_the_sample_s_html_headings_are_its_questions_not_their_answers() -> Non
     script = runpy.run_path(str(SAMPLE.parents[1] / "scripts" / "make_sample.py"), run_name="not_main")
     assert script["blocks"]("## A question?\nIts answer,\non two lines.") == [
         ("heading", "A question?"), ("paragraph", "Its answer, on two lines.")]
+    # The page's own heading is its h1 (each hit's section read "Frequently asked questions > Frequently asked
+    # questions > ...": the title, then the same words as an h2).
+    loaded = load_document(SAMPLE / "faq.html")
+    assert headings[0].level == 1 and headings[0].text == loaded.title
+    assert all(h.level == 2 for h in headings[1:])
+    made = script["to_html"]("# Questions\n\n## A question?\n\nIts answer.")
+    assert "<h1>Questions</h1>" in made and "<h2>A question?</h2>" in made
