@@ -3,7 +3,7 @@
 :class:`Setting` is one setting's declaration: its default, help, valid names and bounds. The search options
 (``query/options.SearchKwargs``, in ``Annotated``) and the fusion settings (``query/fusion.Fusion``, in its fields'
 metadata, :meth:`Setting.field`) are declared with it, and :func:`declared` reads either declaration back: the
-one validation (:meth:`Setting.check`), the CLI's options (``cli/common``) and the HTTP schema
+one validation (:meth:`Setting.check`), the CLI's options (``cli/options``) and the HTTP schema
 (``server/schemas``) are built from what it gives.
 
 :func:`whole` is the one rule for a bounded whole number (a setting's, a passage id, an offset, a position),

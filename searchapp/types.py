@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from searchapp.clean import clean_text
 from searchapp.errors import ConfigError
-from searchapp.lines import breaks, source_line
+from searchapp.lines import SourceLines, breaks, source_line
 
 if TYPE_CHECKING:
     import numpy as np  # annotations only: importing numpy costs a one-shot command ~0.15 s
@@ -46,7 +46,7 @@ class Document:
     # Where its text's lines are not its file's (HTML): ``(offset, line)`` pairs, the file's line of the text from
     # each offset on (lines.py, "where a passage stands in its file"); ``None`` where they are. A paged format's
     # (PDF) page starts, offsets into ``text``.
-    source_lines: tuple[tuple[int, int], ...] | None = None
+    source_lines: SourceLines | None = None
     pages: tuple[int, ...] = ()
 
 
@@ -57,6 +57,13 @@ class Span:
     start: int
     end: int
     n_tokens: int
+
+
+def known_fields(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The items of ``data`` that are fields ``cls`` (a dataclass) takes when it is made: a JSON form read by a
+    version older than the one that wrote it (a client of a newer server) leaves the fields it does not know."""
+    names = {f.name for f in fields(cls) if f.init}
+    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,8 @@ class Explanation:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Explanation:
-        """The inverse of :meth:`to_dict`."""
-        return cls(**{**data, "matched_terms": tuple(data["matched_terms"])})
+        """The inverse of :meth:`to_dict` (fields a newer server added are left out)."""
+        return cls(**{**known_fields(cls, data), "matched_terms": tuple(data["matched_terms"])})
 
 
 # The forms of a hit's text, declared once for every surface (``query --text``, the HTTP API's and MCP's ``text``,
@@ -177,17 +184,19 @@ class Hit:
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
-    # The text for a prompt (clean.py): computed from ``text`` when not given (an older server's JSON lacks it).
+    # The text for a prompt (clean.py): computed from ``text`` when not given (the JSON carries one text; an
+    # older server's gave both, and its clean_text is kept).
     clean_text: str = ""
     # Every ranking stage's score of the passage by the stage's name (query/ranking.py: "lexical", "dense",
     # "fused", "rerank"), in stage order; empty from an older server.
     scores: Mapping[str, float] = field(default_factory=dict)
     # Where its text's lines are not its file's: (offset into text, the file's line from there on) pairs.
-    source_lines: tuple[tuple[int, int], ...] | None = None
+    source_lines: SourceLines | None = None
     page: int | None = None
 
-    # The document's line holding the first query word the snippet marks (the snippet's first line where it marks
-    # none): where an editor should open, as ``grep -n`` reports a match. ``None`` where ``line`` is.
+    # The document's line holding the most distinct query words the snippet marks (the first such line; the
+    # snippet's first line where it marks none): where an editor should open, as ``grep -n`` reports a match.
+    # ``None`` where ``line`` is.
     match_line: int | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -252,13 +261,13 @@ class Hit:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hit:
-        """A hit from its JSON form (:meth:`to_dict`, or an HTTP response's); fields it does not know are an
-        error, fields it lacks (a server older than them) take their defaults. The text must be the exact one
+        """A hit from its JSON form (:meth:`to_dict`, or an HTTP response's); fields it does not know (a newer
+        server's: new fields may be added to the JSON, docs/cli.md) are left out, fields it lacks (a server older
+        than them) take their defaults. The text must be the exact one
         (``text_form`` ``"exact"``, or none: an older server's, which also gave ``clean_text``): a clean text is
         refused (``ValueError``), for neither the offsets nor the clean text itself would hold for it."""
-        fields_ = dict(data)
-        fields_.pop("match_line", None)  # derived from the others
-        form = fields_.pop("text_form", EXACT)
+        form = data.get("text_form", EXACT)
+        fields_ = known_fields(cls, data)  # match_line among those left out: it is derived from the others
         if form != EXACT:
             raise ValueError(f"a hit's JSON with a {form} text cannot be loaded: ask for the exact text")
         if fields_.get("snippet") is not None:
@@ -412,7 +421,7 @@ class PassageContext(DocumentIdentity):
     column: int | None = None
     end_line: int | None = None
     end_column: int | None = None
-    source_lines: tuple[tuple[int, int], ...] | None = None
+    source_lines: SourceLines | None = None
     page: int | None = None
 
     def to_dict(self) -> dict[str, object]:

@@ -14,9 +14,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, NamedTuple
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from searchapp.cli import help as _help
 
@@ -34,7 +33,7 @@ class Command(NamedTuple):
 
 _INDEX, _SEARCH, _LOOK, _SERVE, _MEASURE = "Index", "Search", "Look inside an index", "Serve", "Measure"
 # Every command, in the order --help lists them, each line short enough for one line at 80 columns.
-# tests/unit/test_cli_commands.py checks that these are the commands the modules register.
+# tests/integration/test_cli_commands.py checks that these are the commands the modules register.
 COMMANDS: dict[str, Command] = {
     "ingest": Command("ingest_command", _INDEX, "Add new files, replace changed ones and remove deleted ones."),
     "watch": Command("watch_command", _INDEX, "Ingest folders, then keep the index in step with them."),
@@ -55,17 +54,17 @@ COMMANDS: dict[str, Command] = {
 
 
 @functools.cache
-def _module_commands(module: str) -> dict[str, click.Command]:
+def _module_commands(module: str) -> dict[str, TyperCommand]:
     """The commands ``searchapp.cli.MODULE`` registers, by name."""
     own = typer.Typer()
     importlib.import_module(f"searchapp.cli.{module}").register(own)
-    return dict(typer.main.get_group(own).commands)
+    return dict(typer.main.get_group(own).commands)  # type: ignore[arg-type]
 
 
-class _Commands(Mapping[str, click.Command]):
+class _Commands(Mapping[str, TyperCommand]):
     """The root's commands by name: iterating names the commands, getting one imports its module."""
 
-    def __getitem__(self, name: str) -> click.Command:
+    def __getitem__(self, name: str) -> TyperCommand:
         if name not in COMMANDS:
             raise KeyError(name)
         command = _module_commands(COMMANDS[name].module)[name]
@@ -87,20 +86,18 @@ class _Root(TyperGroup):
         self.commands = _Commands()  # type: ignore[assignment]
         self._listing = False
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> TyperCommand | None:  # type: ignore[override]
         listed = COMMANDS.get(cmd_name)
         if listed is None:
             return None
         if self._listing:
-            entry = click.Command(cmd_name, help=listed.summary, short_help=listed.summary)
-            entry.rich_help_panel = listed.panel  # type: ignore[attr-defined]
-            return entry
+            return TyperCommand(cmd_name, help=listed.summary, short_help=listed.summary, rich_help_panel=listed.panel)
         return self.commands[cmd_name]
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
         self._listing = True
         try:
             super().format_help(ctx, formatter)
@@ -138,7 +135,7 @@ def _root(
     begin()
 
 
-def commands() -> dict[str, click.Command]:
+def commands() -> dict[str, TyperCommand]:
     """Every command by name, each loaded (for the tests and tools that walk them all)."""
     return dict(_Commands().items())
 

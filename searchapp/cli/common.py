@@ -219,6 +219,12 @@ def run(app: Callable[[], Any]) -> None:
             app()
         except SystemExit as exc:
             code = exc.code
+        except Exception as exc:
+            # A failure no error type names (a bug) shows its traceback and exits as an error: never with 1, which
+            # says that nothing matched. An output failure is said below.
+            if not (isinstance(exc, OSError) and out.failure is not None):
+                sys.excepthook(type(exc), exc, exc.__traceback__)
+            code = EXIT_ERROR
         out.flush()
     except OSError:
         if out.failure is None:
@@ -275,9 +281,3 @@ def shown_key(path: str, source: str) -> str:
     """A document as the tables show it: its source (``file`` or ``text``, so that a text cannot pass for a file)
     and its key: a file's path relative to the working folder where it can be, a text's id as it is."""
     return f"{source:<4}  {display_path(path) if source == 'file' else path}"
-
-
-
-
-
-

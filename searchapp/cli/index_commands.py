@@ -67,7 +67,7 @@ def remove(
             say(f"removed {display_path(key) if os.path.isabs(key) else key}")
         say(f"removed {len(removed)}")
     if not removed:  # as grep with no match: a mistyped name is not a success, nor an error
-        say(f"error: nothing in the index is named {', '.join(map(repr, targets))} (a file, a folder or a text id; "
+        say(f"nothing in the index is named {', '.join(map(repr, targets))} (a file, a folder or a text id; "
             "searchapp documents lists them)", err=True)
         raise typer.Exit(EXIT_NO_MATCH)
 

@@ -56,10 +56,10 @@ def _where(hit: Hit) -> str:
     """Where the passage stands: its document's title and the section path, as one line (empty when the title is
     only the file's name and there is no section)."""
     named = hit.title and hit.title != hit.path and hit.title != PurePath(hit.path).stem
-    place = shown_with_title(hit.title, hit.section)  # the title, then the section without a first heading that
+    path = shown_with_title(hit.title, hit.section)  # the title, then the section without a first heading that
     if named or not hit.title:  # repeats it (a file's title at the root of its sections, say)
-        return place
-    return place[len(hit.title):].removeprefix(SEPARATOR)
+        return path
+    return path[len(hit.title):].removeprefix(SEPARATOR)
 
 
 def _explain_lines(e: Explanation, scores: Mapping[str, float]) -> list[str]:

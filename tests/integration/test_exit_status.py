@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from searchapp.cli import app
-from searchapp.cli.common import EXIT_ERROR, EXIT_NO_MATCH, EXIT_OK
+from searchapp.cli.common import EXIT_ERROR, EXIT_NO_MATCH, EXIT_OK, run
 
 runner = CliRunner()
 LEXICAL = ["--mode", "lexical"]  # no model loaded
@@ -29,7 +29,28 @@ def indexed(tmp_path: Path, fake_model, monkeypatch: pytest.MonkeyPatch) -> Path
 
 def test_the_statuses_are_grep_s_and_a_usage_error_is_an_error() -> None:
     assert (EXIT_OK, EXIT_NO_MATCH, EXIT_ERROR) == (0, 1, 2)
-    assert click.UsageError.exit_code == EXIT_ERROR  # Click's own status for a usage error: the same "error"
+    assert runner.invoke(app, ["query", "--no-such-option"]).exit_code == EXIT_ERROR  # a usage error: an error
+
+
+def test_a_bug_exits_as_an_error_with_its_traceback_and_an_interrupt_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An exception no error type names exited 1 (Python's status for an uncaught one): "nothing matched".
+    tool = typer.Typer()
+
+    @tool.command()
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    @tool.command()
+    def stopped() -> None:
+        raise KeyboardInterrupt
+
+    for command, status in (("broken", EXIT_ERROR), ("stopped", 130)):
+        with pytest.raises(SystemExit) as ended:
+            run(lambda command=command: tool([command], prog_name="searchapp"))
+        assert ended.value.code == status, command
+    assert "RuntimeError: a bug" in capsys.readouterr().err
 
 
 def test_a_query_with_hits_exits_0_and_one_without_exits_1_its_output_unchanged(indexed: Path) -> None:

@@ -71,8 +71,8 @@ def visible_text(
     collapsed, so the break is gone from the text). A mark (:data:`_LINE_MARK`) goes before the first character that
     is not white space on each new line, while the pieces are laid out; every later step keeps the characters that
     are not white space in their order and moves no mark off its character, so the marks are taken out at the end
-    with the headings' and their places are the lines'. Not counted: a line break inside an end tag, or written as
-    an entity (``&#10;``).
+    with the headings' and their places are the lines'. Where the count slips (until the next tag sets it again): a
+    line break inside an end tag is missed, and one written as an entity (``&#10;``) counts as the file's.
     """
     from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 

@@ -14,6 +14,7 @@ from searchapp.ingest.formats.decoding import SNIFF_BYTES, decode_text, normalis
 from searchapp.ingest.formats.format import clean_title, mb
 from searchapp.ingest.formats.parsers import quiet_parsers
 from searchapp.ingest.formats.registry import format_for
+from searchapp.lines import SourceLines
 from searchapp.setting import DEFAULT_FILE_MB
 from searchapp.types import Document
 
@@ -108,7 +109,7 @@ def load_document(path: Path, max_bytes: int = MAX_FILE_BYTES, notes: list[str] 
                     pages=_checked_pages(loaded.pages, len(text)))
 
 
-def _checked_source_lines(pairs: object, n: int) -> tuple[tuple[int, int], ...] | None:
+def _checked_source_lines(pairs: object, n: int) -> SourceLines | None:
     """A loader's source lines where they index its text (its offsets ascending from 0, lines from 1), else
     ``None`` (a loader not built in may give anything): a hit then gives the text's own lines."""
     if not pairs or not isinstance(pairs, tuple):
