@@ -176,6 +176,16 @@ def translate(glob: bytes) -> tuple[str, int | None] | None:
     return "".join(out), slashes
 
 
+def _member(glob: bytes, p: int) -> tuple[int, int] | None:
+    """The byte a bracket expression's member at ``glob[p]`` stands for, and where it was read: the next byte where
+    ``glob[p]`` is a backslash; ``None`` where that escape ends the glob."""
+    if glob[p] == _BACKSLASH:
+        p += 1
+        if p >= len(glob):
+            return None
+    return glob[p], p
+
+
 def _bracket(glob: bytes, start: int) -> tuple[frozenset[int], int] | None:
     """The bytes the bracket expression at ``glob[start]`` (a ``[``) matches, and the index after it, as
     wildmatch's loop reads it; ``None`` where it is malformed or matches no byte (wildmatch aborts, or can never
@@ -193,19 +203,16 @@ def _bracket(glob: bytes, start: int) -> tuple[frozenset[int], int] | None:
     while True:
         c = glob[p]
         if c == _BACKSLASH:
-            p += 1
-            if p >= n:
+            read = _member(glob, p)
+            if read is None:
                 return None
-            c = glob[p]
+            c, p = read
             members.add(c)
         elif c == ord("-") and prev and p + 1 < n and glob[p + 1] != ord("]"):
-            p += 1
-            c = glob[p]
-            if c == _BACKSLASH:
-                p += 1
-                if p >= n:
-                    return None
-                c = glob[p]
+            read = _member(glob, p + 1)
+            if read is None:
+                return None
+            c, p = read
             members.update(range(prev, c + 1))
             c = 0
         elif c == ord("[") and p + 1 < n and glob[p + 1] == ord(":"):
